@@ -1,0 +1,1 @@
+"""Bundled sample data sets, loaded into the warehouse as Delta tables."""

@@ -1,0 +1,1 @@
+"""Building and refreshing tiles as Delta tables, the tile catalog, the scheduler."""

@@ -1,0 +1,1 @@
+"""SQL to relational IR, SPJG blocks, view matching and compensation, SQL generation."""

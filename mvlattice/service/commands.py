@@ -1,0 +1,134 @@
+"""One function per CLI command: parse nothing, call the API, print the result."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mvlattice.service.output import dumps, table
+from mvlattice.workspace import Workspace
+
+MONTH_QUERY = (
+    "select the_month, count(*) as c from foodmart.sales_fact_1997 "
+    "join foodmart.time_by_day using (time_id) where the_year = 1997 "
+    "group by the_month, month_of_year order by month_of_year"
+)
+
+
+def _workspace(args: argparse.Namespace, model: str) -> Workspace:
+    return Workspace(model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+
+
+def setup(args: argparse.Namespace) -> int:
+    import pyspark
+
+    from mvlattice.datasets.foodmart import ensure_artifact
+    from mvlattice.jars import ensure_jars, jar_dir
+
+    jars = ensure_jars(pyspark.__version__)
+    print(f"Delta jars: {len(jars)} in {jar_dir()}")
+    if not args.no_data:
+        print(f"FoodMart data: {ensure_artifact()}")
+    return 0
+
+
+def datasets(args: argparse.Namespace) -> int:
+    from mvlattice.datasets import foodmart
+
+    spark, warehouse = _session(args)
+    print(f"Loading FoodMart into {warehouse}/{foodmart.SCHEMA_NAME}")
+    foodmart.load(spark, warehouse, force=args.force)
+    return 0
+
+
+def _session(args: argparse.Namespace):  # noqa: ANN202 - (SparkSession, warehouse)
+    from mvlattice.settings import resolve_warehouse
+    from mvlattice.spark import build_session, resolve_master, spark_conf
+
+    warehouse = resolve_warehouse(args.warehouse)
+    master = resolve_master(args.master)
+    conf = spark_conf(master, warehouse, (dict(args.conf),))
+    return build_session(master, warehouse, conf), warehouse
+
+
+def validate(args: argparse.Namespace) -> int:
+    ws = _workspace(args, args.model)
+    model = ws.model
+    checked, violations = ws.validate_data() if args.data else ((), ())
+    if args.json:
+        print(
+            dumps(
+                {
+                    "model": model.file,
+                    "valid": not violations,
+                    "tables": [t.qualified_name for t in model.tables],
+                    "lattices": [
+                        {
+                            "name": lat.name,
+                            "tables": [n.qualified_table for n in lat.nodes],
+                            "columns": len(lat.columns),
+                            "tiles": len(lat.tiles),
+                        }
+                        for lat in model.lattices
+                    ],
+                    "materializations": [m.name for m in model.materializations],
+                    "constraints_checked": len(checked),
+                    "violations": [{"message": v.describe(), "count": v.count} for v in violations],
+                }
+            )
+        )
+    else:
+        print(
+            f"{model.file}: {len(model.tables)} tables, {len(model.lattices)} lattice(s), "
+            f"{len(model.materializations)} materialization(s)"
+        )
+        for lat in model.lattices:
+            arms = ", ".join(f"{n.alias}={n.table}" for n in lat.nodes)
+            print(
+                f"  lattice {lat.name}: {arms}; {len(lat.columns)} columns, "
+                f"{len(lat.tiles)} declared tile(s)"
+            )
+        if args.data:
+            print(f"  data: {len(checked)} constraint(s) checked, {len(violations)} violated")
+            for v in violations:
+                print(f"  VIOLATED: {v.describe()}")
+    if violations:
+        print(
+            f"mvlattice: error: the data violates {len(violations)} constraint(s)", file=sys.stderr
+        )
+        return 1
+    return 0
+
+
+def sql(args: argparse.Namespace) -> int:
+    ws = _workspace(args, args.model)
+    columns, rows = ws.collect(ws.sql(args.query), args.limit)
+    if args.json:
+        print(dumps({"columns": columns, "rows": rows}))
+    else:
+        print(table(columns, rows))
+    return 0
+
+
+def demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from mvlattice.datasets import foodmart
+
+    model = Path(__file__).resolve().parents[2] / "models" / "foodmart.yaml"
+    print("1. Loading FoodMart into the warehouse as Delta tables")
+    spark, warehouse = _session(args)
+    foodmart.load(spark, warehouse)
+    print(f"2. Validating {model} and checking its constraints on the data")
+    ws = Workspace(model, warehouse=warehouse, master=args.master, conf=dict(args.conf))
+    checked, violations = ws.validate_data()
+    for lat in ws.model.lattices:
+        print(f"   lattice {lat.name}: {len(lat.nodes)} tables, {len(lat.columns)} columns")
+    print(f"   {len(checked)} constraints checked, {len(violations)} violated")
+    for v in violations:
+        print(f"   VIOLATED: {v.describe()}")
+    print("3. The documentation's query: sales per month of 1997")
+    print("   " + MONTH_QUERY)
+    columns, rows = ws.collect(ws.sql(MONTH_QUERY))
+    print(table(columns, rows))
+    return 1 if violations else 0

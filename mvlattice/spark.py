@@ -1,0 +1,164 @@
+"""Building a SparkSession with Delta enabled and the model's tables registered."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mvlattice.errors import SetupError
+from mvlattice.jars import ensure_jars
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from mvlattice.lattice.model import Model, Table
+
+DEFAULT_MASTER = "local[*]"
+
+# Defaults for the embedded (local) mode only; on a cluster the cluster's settings rule.
+_LOCAL_DEFAULTS = {
+    "spark.sql.shuffle.partitions": "8",
+    "spark.ui.enabled": "false",
+    "spark.driver.memory": "4g",
+}
+_ALWAYS = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.databricks.delta.snapshotPartitions": "2",
+}
+
+
+def resolve_master(explicit: str | None, model_master: str | None = None) -> str:
+    """--master, else $MVLATTICE_MASTER or $SPARK_MASTER, else the model's, else local[*]."""
+    return (
+        explicit
+        or os.environ.get("MVLATTICE_MASTER")
+        or os.environ.get("SPARK_MASTER")
+        or model_master
+        or DEFAULT_MASTER
+    )
+
+
+def spark_conf(master: str, warehouse: str, layers: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    """The effective conf: our defaults, then each layer (model, then command line) on top."""
+    conf: dict[str, str] = {}
+    if master.startswith("local"):
+        conf.update(_LOCAL_DEFAULTS)
+    conf["spark.sql.warehouse.dir"] = _join(warehouse, "_spark_catalog")
+    log4j = Path(__file__).resolve().parent / "data" / "log4j2.properties"
+    conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log4j}"
+    for layer in layers:
+        conf.update(layer)
+    for key, value in _ALWAYS.items():
+        conf.setdefault(key, value)
+    return conf
+
+
+def build_session(
+    master: str, warehouse: str, conf: Mapping[str, str], app_name: str = "mvlattice"
+) -> SparkSession:
+    """Start (or reuse) the SparkSession; Delta's jars come from the local jar folder."""
+    try:
+        import pyspark
+        from pyspark.sql import SparkSession
+    except ImportError as exc:  # pragma: no cover - packaging problem
+        raise SetupError(f"pyspark is not installed: {exc}") from None
+    settings = dict(conf)
+    if "spark.jars.packages" not in settings:
+        jars = ensure_jars(pyspark.__version__)
+        existing = [j for j in settings.get("spark.jars", "").split(",") if j]
+        settings["spark.jars"] = ",".join(existing + [str(j) for j in jars])
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        with _jvm_stderr_to(log_file(warehouse)):
+            spark = builder.getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - the JVM's failures arrive as many types
+        raise SetupError(
+            f"could not start Spark (master {master}): {str(exc).strip().splitlines()[0]}"
+        ) from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def register_tables(spark: SparkSession, model: Model) -> None:
+    """Make every table of the model queryable as `schema.table` (catalog schemas already are)."""
+    for schema in model.schemas:
+        if schema.type is None or (schema.type == "catalog" and schema.database == schema.name):
+            continue
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(schema.name)}")
+        for table in schema.tables:
+            name = f"{quote(schema.name)}.{quote(table.name)}"
+            if schema.type == "catalog":
+                # The model's name for a table that lives under another database.
+                spark.sql(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {table.catalog_name}")
+                continue
+            spark.sql(_create_table_sql(schema.type, table))
+
+
+def _create_table_sql(kind: str, table: Table) -> str:
+    name = f"{quote(table.schema)}.{quote(table.name)}"
+    options = dict(table.options)
+    if kind == "csv":
+        options.setdefault("header", "true")
+        options.setdefault("inferSchema", "true")
+    opts = ""
+    if options:
+        opts = (
+            " OPTIONS ("
+            + ", ".join(f"{literal(k)} = {literal(v)}" for k, v in options.items())
+            + ")"
+        )
+    location = literal(str(table.location))
+    return f"CREATE TABLE IF NOT EXISTS {name} USING {kind}{opts} LOCATION {location}"
+
+
+def log_file(warehouse: str) -> Path:
+    """Where the JVM's own console output goes: <warehouse>/_logs/spark.log when local."""
+    base = Path(warehouse) if "://" not in warehouse else Path.home() / ".cache" / "mvlattice"
+    return base / "_logs" / "spark.log"
+
+
+@contextlib.contextmanager
+def _jvm_stderr_to(path: Path) -> Iterator[None]:
+    """The JVM inherits file descriptor 2 when it starts; hand it a log file instead, so its
+    start-up chatter never reaches the user's terminal. Python's own stderr is restored."""
+    if _jvm_running():
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    saved = os.dup(2)
+    try:
+        with path.open("ab") as log:
+            sys.stderr.flush()
+            os.dup2(log.fileno(), 2)
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _jvm_running() -> bool:
+    from pyspark import SparkContext
+
+    return SparkContext._jvm is not None  # noqa: SLF001 - no public way to ask
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _join(base: str, part: str) -> str:
+    return base.rstrip("/") + "/" + part

@@ -1,0 +1,1 @@
+"""Row counts and distinct counts of lattice column sets: providers, profiler, cache, estimates."""

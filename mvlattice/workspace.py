@@ -1,0 +1,150 @@
+"""The Python API: a model, its warehouse and a SparkSession with the model's tables."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mvlattice.errors import JobError, MvlatticeError, SqlError
+from mvlattice.lattice.document import read_document
+from mvlattice.lattice.model import Model, Table, load_model
+from mvlattice.settings import resolve_warehouse
+from mvlattice.spark import build_session, register_tables, resolve_master, spark_conf
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from mvlattice.checks import Violation
+    from mvlattice.lattice.constraints import Constraint
+
+
+class Workspace:
+    """Everything mvlattice does for one model. Spark starts on first use, not before."""
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        warehouse: str | None = None,
+        master: str | None = None,
+        conf: Mapping[str, str] | None = None,
+    ) -> None:
+        self.model_path = Path(model_path)
+        self._explicit_master = master
+        self._explicit_conf = dict(conf or {})
+        self._spark: SparkSession | None = None
+        peek = _peek_settings(self.model_path)
+        self.warehouse = resolve_warehouse(warehouse or peek.get("warehouse"))
+        self.master = resolve_master(master, peek.get("master"))
+        self._model_conf = peek.get("conf", {})
+        self.model: Model = load_model(self.model_path, self.warehouse, self._columns_via_spark)
+        self._registered = False
+
+    # -- Spark ----------------------------------------------------------------------------
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            conf = spark_conf(self.master, self.warehouse, (self._model_conf, self._explicit_conf))
+            self._spark = build_session(self.master, self.warehouse, conf)
+        if not self._registered and getattr(self, "model", None) is not None:
+            register_tables(self._spark, self.model)
+            self._registered = True
+        return self._spark
+
+    def _columns_via_spark(self, table: Table) -> tuple[str, ...] | None:
+        """Columns of tables that neither the model nor a local Delta log describes."""
+        spark = self._spark_without_tables()
+        try:
+            if table.location is None:
+                return tuple(spark.table(table.catalog_name or table.qualified_name).columns)
+            reader = spark.read.format(table.format or "delta").options(**dict(table.options))
+            if table.format == "csv":
+                reader = reader.option("header", "true")
+            return tuple(reader.load(table.location).columns)
+        except Exception:  # noqa: BLE001 - any failure means "no such table" to the loader
+            return None
+
+    def _spark_without_tables(self) -> SparkSession:
+        if self._spark is None:
+            conf = spark_conf(self.master, self.warehouse, (self._model_conf, self._explicit_conf))
+            self._spark = build_session(self.master, self.warehouse, conf)
+        return self._spark
+
+    # -- API ------------------------------------------------------------------------------
+    def sql(self, text: str) -> DataFrame:
+        """Run SQL over the model's tables; bad SQL raises SqlError with Spark's reason."""
+        from pyspark.errors import AnalysisException, ParseException
+
+        spark = self.spark
+        try:
+            return spark.sql(text)
+        except ParseException as exc:
+            raise SqlError(f"SQL does not parse: {_first_line(exc)}") from None
+        except AnalysisException as exc:
+            raise SqlError(f"SQL is not valid for this model: {_first_line(exc)}") from None
+
+    def collect(self, frame: DataFrame, limit: int | None = None) -> tuple[list[str], list[tuple]]:
+        """Columns and rows of a DataFrame; failures at run time become JobError."""
+        try:
+            rows = (frame.limit(limit) if limit is not None else frame).collect()
+        except MvlatticeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - executor failures arrive as many types
+            raise JobError(f"query failed: {_first_line(exc)}") from None
+        return list(frame.columns), [tuple(r) for r in rows]
+
+    def validate_data(self) -> tuple[tuple[Constraint, ...], tuple[Violation, ...]]:
+        from mvlattice.checks import check_data
+
+        return check_data(self.spark, self.model)
+
+    def close(self) -> None:
+        if self._spark is not None:
+            self._spark.stop()
+            self._spark = None
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def open(
+    model: str | os.PathLike[str],
+    warehouse: str | None = None,  # noqa: A001
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+) -> Workspace:
+    """Open a model: `ws = mvlattice.open("models/foodmart.yaml"); ws.sql("select …")`."""
+    return Workspace(model, warehouse, master, conf)
+
+
+def _peek_settings(path: Path) -> dict[str, Any]:
+    """The model's spark/warehouse settings, read before validation (which may need Spark)."""
+    try:
+        doc = read_document(path)
+    except MvlatticeError:
+        return {}  # load_model reports it properly
+    if not isinstance(doc, Mapping):
+        return {}
+    spark = doc.get("spark") if isinstance(doc.get("spark"), Mapping) else {}
+    conf = spark.get("conf") if isinstance(spark.get("conf"), Mapping) else {}
+    out: dict[str, Any] = {
+        "conf": {
+            str(k): str(v).lower() if isinstance(v, bool) else str(v)
+            for k, v in conf.items()
+            if not isinstance(v, Mapping | list)
+        }
+    }
+    if isinstance(spark.get("master"), str):
+        out["master"] = spark["master"]
+    if isinstance(doc.get("warehouse"), str):
+        out["warehouse"] = doc["warehouse"]
+    return out
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
