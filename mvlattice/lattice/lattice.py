@@ -43,9 +43,7 @@ class LatticeColumn:
     label: str
     alias: str | None
     column: str | None
-    expression: (
-        str  # Spark SQL over the star's aliases, e.g. year(`t`.`the_date`)
-    )
+    expression: str  # Spark SQL over the star's aliases, e.g. year(`t`.`the_date`)
 
     @property
     def derived(self) -> bool:

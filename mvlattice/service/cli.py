@@ -10,9 +10,14 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from importlib import import_module
 
 from mvlattice.errors import MvlatticeError, UsageError
 from mvlattice.service import commands
+
+# Modules that add commands: each has `register(subparsers)` adding its parsers, each parser
+# with `set_defaults(handler=...)`. Later features add their module here.
+COMMAND_MODULES: tuple[str, ...] = ()
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -65,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("datasets", help="load a bundled data set into the warehouse")
     p.add_argument("dataset", choices=["foodmart"], help="the data set to load")
     p.add_argument("--force", action="store_true", help="reload even if already loaded")
-    _spark_options(p)
+    spark_options(p)
     p.set_defaults(handler=commands.datasets)
 
     p = sub.add_parser("validate", help="check a model file (and, with --data, its data)")
@@ -76,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also check declared and implied keys and foreign keys on the data",
     )
     p.add_argument("--json", action="store_true", help="print a JSON document")
-    _spark_options(p)
+    spark_options(p)
     p.set_defaults(handler=commands.validate)
 
     p = sub.add_parser("sql", help="run SQL over the model's tables")
@@ -86,16 +91,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help='print {"columns": [...], "rows": [[...], ...]}'
     )
     p.add_argument("--limit", type=_positive_int, default=None, help="return at most N rows")
-    _spark_options(p)
+    spark_options(p)
     p.set_defaults(handler=commands.sql)
 
     p = sub.add_parser("demo", help="the main job end to end on FoodMart (embedded Spark)")
-    _spark_options(p)
+    spark_options(p)
     p.set_defaults(handler=commands.demo)
+    for name in COMMAND_MODULES:
+        import_module(name).register(sub)
     return parser
 
 
-def _spark_options(p: argparse.ArgumentParser) -> None:
+def spark_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--warehouse",
         help="warehouse directory or URI (default $MVLATTICE_WAREHOUSE or ./warehouse)",
