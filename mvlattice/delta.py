@@ -1,0 +1,50 @@
+"""Delta table facts mvlattice keys things on: current versions of source tables."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mvlattice.spark import literal
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from mvlattice.lattice.model import Model, Table
+
+
+def table_version(spark: SparkSession, location: str) -> int | None:
+    """The latest commit version of the Delta table at `location`; None if it is not Delta."""
+    from delta.tables import DeltaTable
+
+    try:
+        if not DeltaTable.isDeltaTable(spark, location):
+            return None
+        history = spark.sql(f"DESCRIBE HISTORY delta.`{location}` LIMIT 1").first()
+    except Exception:  # noqa: BLE001 - unreadable means "no version to key on"
+        return None
+    return int(history["version"]) if history is not None else None
+
+
+def source_versions(spark: SparkSession, tables: tuple[Table, ...]) -> dict[str, int | None]:
+    """`schema.table` -> current Delta version (None for non-Delta or catalog tables)."""
+    out: dict[str, int | None] = {}
+    for table in tables:
+        if table.location is None or (table.format or "delta") != "delta":
+            out[table.qualified_name] = None
+        else:
+            out[table.qualified_name] = table_version(spark, table.location)
+    return out
+
+
+def lattice_tables(model: Model, lattice_name: str) -> tuple[Table, ...]:
+    """The model tables a lattice reads (each once, in FROM order)."""
+    lattice = model.lattice(lattice_name)
+    seen: dict[str, Table] = {}
+    for node in lattice.nodes:
+        table = model.table(node.schema, node.table)
+        if table is not None:
+            seen.setdefault(table.qualified_name, table)
+    return tuple(seen.values())
+
+
+__all__ = ["table_version", "source_versions", "lattice_tables", "literal"]
