@@ -85,7 +85,16 @@ def build_session(
             f"could not start Spark (master {master}): {str(exc).strip().splitlines()[0]}"
         ) from None
     spark.sparkContext.setLogLevel("ERROR")
+    _quiet_python_loggers()
     return spark
+
+
+def _quiet_python_loggers() -> None:
+    """PySpark logs every failed query to stderr as JSON; mvlattice reports errors itself."""
+    import logging
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger", "py4j"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def register_tables(spark: SparkSession, model: Model) -> None:

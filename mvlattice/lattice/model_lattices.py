@@ -215,6 +215,8 @@ def _refresh(element: Mapping[str, Any], path: str, problems: Problems) -> Refre
 
 
 def _sql_text(value: Any, path: str, problems: Problems) -> str | None:
+    if value is None:
+        return None  # reported once, as a missing required key
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return "\n".join(value)
     if isinstance(value, str) and value.strip():

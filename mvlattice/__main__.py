@@ -1,0 +1,7 @@
+"""`python -m mvlattice …` is the same as the `mvlattice` command."""
+
+import sys
+
+from mvlattice.service.cli import main
+
+sys.exit(main())

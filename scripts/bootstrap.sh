@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Idempotent set-up: a virtualenv in .venv with mvlattice and its test tools, Delta's jars and the
+# FoodMart data artifact (both fetched once with Maven). Quick when nothing changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
+    echo "mvlattice needs Python >= 3.11 (found $("$PYTHON" --version 2>&1)); set PYTHON=…" >&2
+    exit 1
+fi
+command -v java >/dev/null || { echo "mvlattice needs Java 17 (java not on PATH)" >&2; exit 1; }
+
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+stamp=".venv/.mvlattice-installed"
+want="$(cat pyproject.toml | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e ".[test]"
+    echo "$want" > "$stamp"
+fi
+.venv/bin/mvlattice setup >/dev/null
