@@ -18,7 +18,8 @@ stamp=".venv/.mvlattice-installed"
 want="$(cat pyproject.toml | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[test]"
+    # compat mode: a plain path entry, so `import mvlattice` works from any directory
+    .venv/bin/python -m pip install --quiet -e ".[test]" --config-settings editable_mode=compat
     echo "$want" > "$stamp"
 fi
 .venv/bin/mvlattice setup >/dev/null

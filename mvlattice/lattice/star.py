@@ -55,6 +55,8 @@ def build_star(
     builder.add_root(tree.args["from_"].this)
     for join in tree.args.get("joins") or ():
         builder.add_join(join)
+    if builder.blocked:
+        return None
     columns = builder.label_columns(tree.expressions)
     if len(problems.items) > before:
         return None
@@ -72,6 +74,7 @@ class _Builder:
         self.nodes: list[Node] = []
         self.edges: list[Edge] = []
         self.table_columns: dict[str, tuple[str, ...]] = {}
+        self.blocked = False
 
     # -- tables ---------------------------------------------------------------------------
     def add_root(self, source: exp.Expression) -> None:
@@ -116,7 +119,10 @@ class _Builder:
             return None
         columns = self.columns_of(schema, source.name)
         if columns is None:
-            self.problems.add(self.path, f"unknown table '{schema}.{source.name}'")
+            if not _declared(self.columns_of, schema, source.name):
+                self.problems.add(self.path, f"unknown table '{schema}.{source.name}'")
+            else:
+                self.blocked = True  # its missing data is reported where the table is declared
             return None
         node = Node(alias, schema, source.name, parent)
         self.nodes.append(node)
@@ -294,6 +300,12 @@ class _Builder:
                 return None
             col.replace(exp.column(resolved[1], table=resolved[0], quoted=True))
         return tree.sql(dialect="spark")
+
+
+def _declared(columns_of: ColumnsOf, schema: str, table: str) -> bool:
+    """Whether the model declares the table (even if its data cannot be found)."""
+    lookup = getattr(columns_of, "table", None)
+    return lookup is not None and lookup(schema, table) is not None
 
 
 def _conjuncts(cond: exp.Expression) -> list[exp.Expression]:

@@ -280,3 +280,11 @@ def test_the_repository_foodmart_model_parses_its_lattice(tmp_path: Path) -> Non
     assert star.row_count_estimate == 86837 and star.auto and star.algorithm
     assert "s.product_id" in star.labels and "p.product_id" in star.labels
     assert "the_month" in star.labels
+
+
+def test_missing_data_is_reported_once_not_again_by_each_lattice(tmp_path: Path) -> None:
+    text = (SCHEMA + LATTICE).replace(
+        "        columns: [time_id, the_year, the_month, quarter]\n", ""
+    )
+    (problem,) = problems_of(tmp_path, text)
+    assert "table 'shop.time_by_day' not found" in problem
