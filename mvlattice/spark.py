@@ -110,6 +110,16 @@ def register_tables(spark: SparkSession, model: Model) -> None:
                 spark.sql(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {table.catalog_name}")
                 continue
             spark.sql(_create_table_sql(schema.type, table))
+    _use_default_schema(spark, model)
+
+
+def _use_default_schema(spark: SparkSession, model: Model) -> None:
+    """Unqualified table names in queries mean tables of the model's defaultSchema."""
+    default = next((s for s in model.schemas if s.name == model.default_schema), None)
+    if default is None or default.type is None:
+        return
+    database = default.database if default.type == "catalog" else default.name
+    spark.catalog.setCurrentDatabase(database or default.name)
 
 
 def _create_table_sql(kind: str, table: Table) -> str:
