@@ -19,9 +19,21 @@ class Problem:
     path: str
     message: str
 
+    def __post_init__(self) -> None:
+        # Names echoed from a document may hold newlines or control characters; a problem
+        # stays one printable line.
+        for field_name in ("path", "message"):
+            value = getattr(self, field_name)
+            if not value.isprintable():
+                object.__setattr__(self, field_name, _printable(value))
+
     def __str__(self) -> str:
         where = f"{self.file}: {self.path}" if self.path else self.file
         return f"{where}: {self.message}"
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class ModelError(MvlatticeError):
@@ -74,5 +86,11 @@ class JobError(MvlatticeError):
 
 class DataError(MvlatticeError):
     """Data violates the constraints a model declares or implies."""
+
+    exit_code = 1
+
+
+class ConflictError(MvlatticeError):
+    """A request conflicts with work in progress (a job on the same tiles is running)."""
 
     exit_code = 1
