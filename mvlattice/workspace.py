@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from mvlattice.checks import Violation
     from mvlattice.lattice.constraints import Constraint
+    from mvlattice.lattice.planner import LatticePlan
 
 
 class Workspace:
@@ -49,6 +50,9 @@ class Workspace:
             self._spark = build_session(self.master, self.warehouse, conf)
         if not self._registered and getattr(self, "model", None) is not None:
             register_tables(self._spark, self.model)
+            from mvlattice.jobs.catalog import register_tiles  # built tiles, materializations
+
+            register_tiles(self._spark, self.model, self.warehouse)
             self._registered = True
         return self._spark
 
@@ -98,6 +102,99 @@ class Workspace:
         from mvlattice.checks import check_data
 
         return check_data(self.spark, self.model)
+
+    def plan(
+        self,
+        lattice: str | None = None,
+        max_tiles: int | None = None,
+        max_rows: float | None = None,
+        workload: Any = None,
+        provider: str | None = None,
+        progress: Any = None,
+        max_size: int | None = None,
+    ) -> LatticePlan:
+        """Choose tiles for a lattice (HRU96); see mvlattice.lattice.planner.plan_model.
+        `workload`: a file, a list of {dimensions, weight}, or a Workload; `provider`: exact
+        or profiler (default: the lattice's statisticProvider); `max_size`: the largest column
+        sets the profile counts up front; `progress(line)` hears what the provider does."""
+        from mvlattice.lattice.planner import plan_model
+        from mvlattice.statistics.factory import DEFAULT_MAX_SIZE, provider_for
+
+        size = DEFAULT_MAX_SIZE if max_size is None else max_size
+
+        def stats(lat):  # a Lattice -> its StatisticProvider
+            return provider_for(
+                self.spark,
+                self.model,
+                lat,
+                kind=provider,
+                warehouse=self.warehouse,
+                max_size=size,
+                progress=progress,
+            )
+
+        return plan_model(
+            self.model,
+            stats,
+            lattice=lattice,
+            max_tiles=max_tiles,
+            max_rows=max_rows,
+            workload=workload,
+        )
+
+    def materialize(
+        self,
+        lattice: str | None = None,
+        *,
+        full: bool = False,
+        max_tiles: int | None = None,
+        progress: Any = None,
+        say: Any = None,
+    ) -> Any:
+        """Build declared materializations and the declared and planned tiles (HRU96, for
+        `algorithm: true` lattices) as Delta tables, skipping fresh ones; a jobs BatchResult.
+        `progress(event)` hears each target start and end; `say(line)` the planner."""
+        from mvlattice.jobs.api import materialize
+
+        return materialize(self.spark, self.model, self.warehouse, lattice=lattice, full=full,
+                           max_tiles=max_tiles, progress=progress, say=say)  # fmt: skip
+
+    def refresh(
+        self,
+        lattice: str | None = None,
+        tile: str | None = None,
+        *,
+        full: bool = False,
+        progress: Any = None,
+    ) -> Any:
+        """Bring tiles and materializations up to date: incrementally when only rows were
+        appended to the fact table, else in full; a jobs BatchResult saying which and why."""
+        from mvlattice.jobs.api import refresh
+
+        return refresh(self.spark, self.model, self.warehouse, lattice=lattice, tile=tile,
+                       full=full, progress=progress)  # fmt: skip
+
+    def tiles(self, lattice: str | None = None) -> Any:
+        """The tile catalog: a tuple of jobs CatalogEntry (status, rows, versions, hits)."""
+        from mvlattice.jobs.api import tiles
+
+        return tiles(self.spark, self.model, self.warehouse, lattice)
+
+    def profile(
+        self,
+        lattice: str | None = None,
+        max_size: int = 3,
+        provider: str | None = None,
+        *,
+        progress: Any = None,
+    ) -> Any:
+        """Distinct counts of a lattice's column sets, its unique keys and FDs (a statistics
+        Profile), cached by the source tables' Delta versions; `progress(line)` hears passes."""
+        from mvlattice.statistics.factory import choose_lattice, profile_lattice
+
+        name = choose_lattice(self.model, lattice).name  # bad names fail before Spark starts
+        return profile_lattice(self.spark, self.model, name, kind=provider, max_size=max_size,
+                               warehouse=self.warehouse, progress=progress)  # fmt: skip
 
     def close(self) -> None:
         if self._spark is not None:

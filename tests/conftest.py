@@ -11,6 +11,16 @@ REPO = Path(__file__).resolve().parents[1]
 FOODMART_MODEL = REPO / "models" / "foodmart.yaml"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite the expected outcomes of golden files (tests/golden/) from the current "
+        "code; review the diff before committing",
+    )
+
+
 @pytest.fixture(scope="session")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run's warehouse directory; tests put their own tables under sub-folders of it."""

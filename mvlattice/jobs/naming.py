@@ -27,6 +27,11 @@ def tile_table_name(spec: TileSpec) -> str:
     return f"{readable[:MAX_READABLE]}__{digest}"
 
 
+def lattice_prefix(lattice: str) -> str:
+    """The start of the table name of every tile of `lattice`."""
+    return f"{_slug(lattice)}__"[:MAX_READABLE]
+
+
 def tile_qualified_name(spec: TileSpec) -> str:
     return f"{TILE_DATABASE}.{tile_table_name(spec)}"
 

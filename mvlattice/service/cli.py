@@ -17,7 +17,13 @@ from mvlattice.service import commands
 
 # Modules that add commands: each has `register(subparsers)` adding its parsers, each parser
 # with `set_defaults(handler=...)`. Later features add their module here.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "mvlattice.service.cmd_plan",
+    "mvlattice.service.cmd_jobs",
+    "mvlattice.service.cmd_suggest",
+    "mvlattice.service.cmd_serve",
+    "mvlattice.service.cmd_profile",
+)
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -68,7 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=commands.setup)
 
     p = sub.add_parser("datasets", help="load a bundled data set into the warehouse")
-    p.add_argument("dataset", choices=["foodmart"], help="the data set to load")
+    p.add_argument(
+        "dataset",
+        choices=["foodmart", "foodmart-queries"],
+        help="the data set to load (foodmart-queries: print where its query log is)",
+    )
     p.add_argument("--force", action="store_true", help="reload even if already loaded")
     spark_options(p)
     p.set_defaults(handler=commands.datasets)

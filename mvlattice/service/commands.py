@@ -35,6 +35,11 @@ def setup(args: argparse.Namespace) -> int:
 def datasets(args: argparse.Namespace) -> int:
     from mvlattice.datasets import foodmart
 
+    if args.dataset == "foodmart-queries":
+        from mvlattice.datasets.foodmart_queries import ensure_queries
+
+        print(ensure_queries())
+        return 0
     spark, warehouse = _session(args)
     print(f"Loading FoodMart into {warehouse}/{foodmart.SCHEMA_NAME}")
     foodmart.load(spark, warehouse, force=args.force)

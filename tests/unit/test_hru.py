@@ -306,6 +306,23 @@ def test_record_rounds_off_changes_nothing_else() -> None:
     assert (quiet.picks, quiet.costs) == (loud.picks, loud.costs)
 
 
+def test_round_top_keeps_each_rounds_best_views_in_order() -> None:
+    full = _both(EX41_SIZES, EX41_EDGES, 3)
+    top = _both(EX41_SIZES, EX41_EDGES, 3, round_top=2)
+    assert (top.picks, top.costs) == (full.picks, full.costs)
+    assert [list(r.items()) for r in top.rounds] == [
+        [("b", 250), ("e", 210)],  # Fig. 8, round 1 (d 160, c 125, ... follow)
+        [("f", 70), ("d", 60)],  # round 2: d and e tie at 60, the smaller d first
+        [("d", 60), ("e", 50)],  # round 3
+    ]
+
+
+def test_round_top_lists_only_views_still_eligible() -> None:
+    result = _both(EX41_SIZES, EX41_EDGES, 3, round_top=8, min_benefit=60)
+    assert result.picks == (("b", 250), ("f", 70))
+    assert dict(result.rounds[1]) == {"f": 70}  # d and e (60) are not above the threshold
+
+
 def test_single_view_lattice() -> None:
     result = _both({"only": 7}, [])
     assert (result.top, result.picks, result.costs) == ("only", (), (7,))
@@ -342,6 +359,7 @@ def test_bad_lattices_are_usage_errors(sizes, edges, message) -> None:
         ({"weights": {"nope": 1}}, "weights name unknown views: nope"),
         ({"weights": {"b": -1}}, "weights must be non-negative"),
         ({"required": ("nope",)}, "required view 'nope' is not in the lattice"),
+        ({"round_top": 0}, "round_top must be a positive integer"),
     ],
 )
 def test_bad_options_are_usage_errors(options, message) -> None:
@@ -434,8 +452,8 @@ def test_lazy_equals_plain(lattice, k, space, min_benefit, required) -> None:
     sizes, edges, weights = lattice
     wanted = sorted(sizes)[:required]
     options = dict(weights=weights, space=space, min_benefit=min_benefit, required=wanted)
-    for record in (True, False):
-        _both(sizes, edges, k, record_rounds=record, **options)
+    for record, top in ((True, None), (False, None), (True, 1), (True, 3)):
+        _both(sizes, edges, k, record_rounds=record, round_top=top, **options)
 
 
 @settings(max_examples=300, deadline=None)

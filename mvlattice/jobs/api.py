@@ -1,0 +1,187 @@
+"""The jobs' entry points, as the Workspace, the CLI, the scheduler and the service call them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from mvlattice.jobs.batch import BatchResult, BuildResult, Progress, run_batch
+from mvlattice.jobs.catalog import CatalogEntry, built_targets, catalog, model_targets
+from mvlattice.jobs.context import JobContext
+from mvlattice.jobs.garbage import BuiltTile, Garbage, choose_garbage
+from mvlattice.jobs.planning import planned_tiles
+from mvlattice.jobs.querysql import query_tables
+from mvlattice.jobs.record import TileRecord
+from mvlattice.jobs.tables import drop
+from mvlattice.jobs.targets import (
+    Target,
+    declared_targets,
+    find_target,
+    lattices_of,
+    tile_target,
+    unique,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from mvlattice.lattice.model import Model
+
+
+def materialize(
+    spark: SparkSession,
+    model: Model,
+    warehouse: str | None = None,
+    *,
+    lattice: str | None = None,
+    full: bool = False,
+    max_tiles: int | None = None,
+    progress: Progress | None = None,
+    say: Callable[[str], None] | None = None,
+    trigger: str = "api",
+) -> BatchResult:
+    """Build every declared materialization and the declared and planned tiles of every lattice
+    (or of one), skipping what is already fresh and refreshing what is stale."""
+    ctx = JobContext.open(spark, model, warehouse, trigger)
+    targets: list[Target] = list(declared_targets(model, ctx.warehouse, lattice))
+    failures: list[BuildResult] = []
+    for lat in lattices_of(model, lattice):
+        try:
+            targets.extend(planned_tiles(ctx, lat, max_tiles=max_tiles, progress=say))
+        except Exception as exc:  # noqa: BLE001 - a failed plan must not stop other builds
+            reason = "planning failed; only its declared tiles are built"
+            failures.append(
+                BuildResult(
+                    f"plan of lattice '{lat.name}'",
+                    "plan",
+                    "failed",
+                    "none",
+                    reason,
+                    error=_first_line(exc),
+                )
+            )
+    batch = run_batch(ctx, unique(targets), full=full, progress=progress)
+    return BatchResult(tuple(failures) + batch.results, batch.notes)
+
+
+def refresh(
+    spark: SparkSession,
+    model: Model,
+    warehouse: str | None = None,
+    *,
+    lattice: str | None = None,
+    tile: str | None = None,
+    full: bool = False,
+    progress: Progress | None = None,
+    trigger: str = "api",
+) -> BatchResult:
+    """Bring every tile and materialization (or those of a lattice, or one) up to date:
+    incrementally where only appends happened, else in full."""
+    ctx = JobContext.open(spark, model, warehouse, trigger)
+    targets = model_targets(ctx, lattice)
+    if tile is not None:
+        targets = (find_target(targets, tile),)
+    return run_batch(ctx, targets, full=full, progress=progress)
+
+
+def tiles(
+    spark: SparkSession, model: Model, warehouse: str | None = None, lattice: str | None = None
+) -> tuple[CatalogEntry, ...]:
+    """The catalog: every tile and materialization with status, rows, versions, hits."""
+    if lattice is not None:
+        model.lattice(lattice)  # an unknown name is a NotFoundError, not an empty list
+    return catalog(JobContext.open(spark, model, warehouse), lattice)
+
+
+def collect_garbage(
+    spark: SparkSession,
+    model: Model,
+    warehouse: str | None = None,
+    *,
+    unused_seconds: float | None = None,
+    dry_run: bool = False,
+) -> tuple[Garbage, ...]:
+    """Remove tiles dropped from the plan, no longer declared, or (with `unused_seconds`)
+    unused that long; `dry_run` only lists them."""
+    ctx = JobContext.open(spark, model, warehouse)
+    built = built_targets(ctx)
+    garbage = choose_garbage(
+        (_built_tile(ctx, t) for t in built),
+        keep=_kept(ctx),
+        plans={lat.name: _plan_names(ctx, lat.name) for lat in model.lattices},
+        unused_seconds=unused_seconds,
+        now=ctx.clock(),
+    )
+    if not dry_run:
+        for item in garbage:
+            drop(spark, item.name, item.location)
+            ctx.store.forget(item.name)
+    return garbage
+
+
+def _kept(ctx: JobContext) -> frozenset[str]:
+    names = {t.name for t in declared_targets(ctx.model, ctx.warehouse)}
+    for m in ctx.model.materializations:
+        names.update(query_tables(m.sql, m.schema))
+    return frozenset(n.lower() for n in names) | frozenset(names)
+
+
+def _plan_names(ctx: JobContext, lattice: str) -> frozenset[str] | None:
+    from mvlattice.jobs.record import spec_from_json
+
+    plan = ctx.store.plan(lattice)
+    if plan is None:
+        return None
+    return frozenset(tile_target(spec_from_json(p), ctx.warehouse).name for p in plan)
+
+
+def _built_tile(ctx: JobContext, target: Target) -> BuiltTile:
+    table = ctx.reader.state(target.location)
+    record: TileRecord | None = table.record if table else None
+    usage = ctx.store.usage(target.name)
+    return BuiltTile(
+        target.name,
+        target.location,
+        target.lattice or "",
+        target.origin,
+        record.built_at if record else 0.0,
+        usage.last_used if usage else None,
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def scheduled_runner(
+    spark: SparkSession, model: Model, warehouse: str | None = None
+) -> Callable[[str, str], tuple[bool, str]]:
+    """What the scheduler runs: refresh a lattice's tiles or one materialization."""
+
+    def run(kind: str, name: str) -> tuple[bool, str]:
+        lattice, tile = (name, None) if kind == "lattice" else (None, name)
+        result = refresh(spark, model, warehouse, lattice=lattice, tile=tile, trigger="schedule")
+        return result.ok, summarize(result)
+
+    return run
+
+
+def summarize(result: BatchResult) -> str:
+    """'2 built, 1 refreshed (1 incremental), 3 fresh, 1 failed: <first error>'."""
+    counts: dict[str, int] = {}
+    for r in result.results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    parts = [
+        f"{counts[s]} {'fresh' if s == 'skipped' else s}"
+        for s in ("built", "refreshed", "skipped", "failed")
+        if counts.get(s)
+    ]
+    incremental = sum(r.path == "incremental" and r.status != "failed" for r in result.results)
+    if incremental:
+        parts.append(f"{incremental} incremental")
+    text = ", ".join(parts) or "nothing to do"
+    if result.failed:
+        first = result.failed[0]
+        text += f"; {first.target}: {first.error}"
+    return text

@@ -1,0 +1,327 @@
+"""Running a batch of builds: each target brought up to date by the cheapest correct path.
+
+Per target: nothing (fresh), incremental (merge the rows appended to the fact table), a rollup
+of the smallest current finer tile, or a full build from the star. All tiles of a lattice are
+built at ONE snapshot of its source versions, read when the batch first needs them, so tiles
+of one batch agree with each other. A target's failure is recorded and reported; the batch
+goes on (STYLE §14).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from mvlattice.errors import MvlatticeError
+from mvlattice.jobs import deltalog
+from mvlattice.jobs.build import build_materialization, build_tile, definition_of, merge_appends
+from mvlattice.jobs.changes import FULL, INCREMENTAL, NONE, RefreshDecision, decide_refresh
+from mvlattice.jobs.context import JobContext
+from mvlattice.jobs.order import Ancestor, build_order, cheapest_ancestor
+from mvlattice.jobs.record import TileRecord, Version
+from mvlattice.jobs.sources import current_versions, read_name, target_sources
+from mvlattice.jobs.state import Outcome
+from mvlattice.jobs.tables import job_group, register
+from mvlattice.jobs.targets import Target
+from mvlattice.jobs.tilesql import mergeable, table_relation
+from mvlattice.lattice.lattice import Lattice
+
+
+@dataclass(frozen=True, slots=True)
+class BuildResult:
+    target: str
+    kind: str
+    status: str  # built | refreshed | skipped | failed
+    path: str  # none | full | rollup | incremental
+    reason: str
+    rows: int | None = None
+    seconds: float = 0.0
+    error: str | None = None
+    built_from: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    results: tuple[BuildResult, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> tuple[BuildResult, ...]:
+        return tuple(r for r in self.results if r.status == "failed")
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "notes": list(self.notes),
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEvent:
+    index: int  # 1-based
+    total: int
+    target: Target
+    result: BuildResult | None  # None: the build starts
+
+
+Progress = Callable[[ProgressEvent], None]
+
+
+def run_batch(
+    ctx: JobContext,
+    targets: tuple[Target, ...],
+    *,
+    full: bool = False,
+    rollup: bool = True,
+    progress: Progress | None = None,
+    notes: tuple[str, ...] = (),
+) -> BatchResult:
+    """Bring `targets` up to date; `rollup=False` builds every tile from the star (for
+    benchmarks: the cost the ancestor rollups save)."""
+    ordered = build_order(targets, [lat.name for lat in ctx.model.lattices])
+    batch = _Batch(ctx, full, rollup)
+    results = []
+    for i, target in enumerate(ordered, 1):
+        if progress:
+            progress(ProgressEvent(i, len(ordered), target, None))
+        result = batch.one(target)
+        results.append(result)
+        if progress:
+            progress(ProgressEvent(i, len(ordered), target, result))
+    return BatchResult(tuple(results), notes)
+
+
+class _Batch:
+    def __init__(self, ctx: JobContext, full: bool, rollup: bool = True) -> None:
+        self.ctx = ctx
+        self.full = full
+        self.rollup = rollup
+        self.snapshots: dict[str, dict[str, Version]] = {}
+        self.ancestors: dict[str, list[Ancestor]] = {}
+        self.star_rows: dict[str, int | None] = {}
+
+    def one(self, target: Target) -> BuildResult:
+        started = self.ctx.clock()
+        decision: RefreshDecision | None = None
+        try:
+            with job_group(self.ctx.spark, target.name, f"mvlattice: build {target.name}"):
+                decision, versions, existed = self._decide(target)
+                if decision.path == NONE:
+                    result = self._skipped(target, decision)
+                else:
+                    self.ctx.store.begin(target.name, started)
+                    result = self._build(target, decision, versions, existed, started)
+        except BaseException as exc:
+            path = decision.path if decision else FULL
+            reason = decision.reason if decision else "could not read its state"
+            result = BuildResult(
+                target.name,
+                target.kind,
+                "failed",
+                path,
+                reason,
+                seconds=self.ctx.clock() - started,
+                error=_message(exc),
+            )
+            self._record(result, started)
+            if not isinstance(exc, Exception):
+                raise
+            return result
+        self._record(result, started)
+        return result
+
+    # -- deciding --------------------------------------------------------------------------
+    def _decide(self, target: Target) -> tuple[RefreshDecision, dict[str, Version], bool]:
+        table = self.ctx.reader.state(target.location)
+        record = table.record if table else None
+        changed = record is not None and record.definition != definition_of(self.ctx.model, target)
+        recorded = record.versions if record else None
+        if target.spec is None:
+            tables, unknown = target_sources(self.ctx.model, target)
+            versions = current_versions(self.ctx.spark, tables, unknown)
+            decision = decide_refresh(
+                recorded=recorded,
+                current=versions,
+                fact=None,
+                definition_changed=changed,
+                full=self.full,
+            )
+            return decision, versions, table is not None
+        lattice = self.ctx.model.lattice(target.spec.lattice)
+        versions = self._snapshot(lattice)
+        fact = _fact(self.ctx, lattice)
+        decision = decide_refresh(
+            recorded=recorded,
+            current=versions,
+            fact=fact.qualified_name,
+            blocker=self._blocker(lattice, target),
+            definition_changed=changed,
+            full=self.full,
+            fact_commits=self._commits(lattice, recorded, versions),
+        )
+        return decision, versions, table is not None
+
+    def _snapshot(self, lattice: Lattice) -> dict[str, Version]:
+        if lattice.name not in self.snapshots:
+            from mvlattice.delta import lattice_tables
+
+            tables = lattice_tables(self.ctx.model, lattice.name)
+            self.snapshots[lattice.name] = current_versions(self.ctx.spark, tables)
+        return self.snapshots[lattice.name]
+
+    def _blocker(self, lattice: Lattice, target: Target) -> str | None:
+        assert target.spec is not None
+        fact = _fact(self.ctx, lattice)
+        if not mergeable(target.spec):
+            return "COUNT(DISTINCT …) cannot merge appended rows"
+        if sum(n.qualified_table == lattice.root.qualified_table for n in lattice.nodes) > 1:
+            return f"fact table {fact.qualified_name} occurs more than once in the star"
+        if fact.location is None or (fact.format or "delta") != "delta":
+            return f"fact table {fact.qualified_name} has no Delta log mvlattice can read"
+        return None
+
+    def _commits(self, lattice: Lattice, recorded: dict | None, versions: dict) -> tuple | None:
+        fact = _fact(self.ctx, lattice)
+        old, new = (recorded or {}).get(fact.qualified_name), versions.get(fact.qualified_name)
+        if fact.location is None or not (isinstance(old, int) and isinstance(new, int)):
+            return None
+        if new <= old:
+            return ()
+        return deltalog.commits(self.ctx.spark, fact.location, old + 1, new)
+
+    # -- building --------------------------------------------------------------------------
+    def _build(
+        self,
+        target: Target,
+        decision: RefreshDecision,
+        versions: dict[str, Version],
+        existed: bool,
+        started: float,
+    ) -> BuildResult:
+        if target.spec is None:
+            record = build_materialization(self.ctx, target, versions, started)
+            reason = decision.reason
+        elif decision.path == INCREMENTAL:
+            table = self.ctx.reader.state(target.location)
+            assert table is not None
+            record = merge_appends(self.ctx, target, versions, table.version, decision, started)
+            reason = decision.reason
+        else:
+            lattice = self.ctx.model.lattice(target.spec.lattice)
+            ancestor = None
+            if self.rollup:
+                ancestor = cheapest_ancestor(
+                    target.spec, self._candidates(lattice), self._star_rows(lattice)
+                )
+            record = build_tile(self.ctx, target, versions, ancestor, started)
+            reason = decision.reason + (f"; rolled up from {ancestor.name}" if ancestor else "")
+        register(self.ctx.spark, target.name, target.location)
+        self._remember(target, record)
+        status = "refreshed" if existed else "built"
+        return BuildResult(
+            target.name,
+            target.kind,
+            status,
+            record.refresh_path,
+            reason,
+            record.rows,
+            self.ctx.clock() - started,
+            None,
+            record.built_from,
+        )
+
+    def _skipped(self, target: Target, decision: RefreshDecision) -> BuildResult:
+        table = self.ctx.reader.state(target.location)
+        record = table.record if table else None
+        if record is not None:
+            self._remember(target, record)
+        rows = record.rows if record else None
+        return BuildResult(target.name, target.kind, "skipped", NONE, decision.reason, rows)
+
+    def _remember(self, target: Target, record: TileRecord) -> None:
+        """A tile current at the batch snapshot can be the ancestor of coarser ones."""
+        if target.spec is None:
+            return
+        version = deltalog.latest_version(self.ctx.spark, target.location)
+        if version is None:
+            return
+        found = Ancestor(target.name, target.location, target.spec, record.rows, version)
+        self._candidates(self.ctx.model.lattice(target.spec.lattice)).append(found)
+
+    def _candidates(self, lattice: Lattice) -> list[Ancestor]:
+        """Current tiles of the lattice: those on storage at the snapshot, then this batch's."""
+        if lattice.name not in self.ancestors:
+            from mvlattice.jobs.catalog import built_targets
+
+            snapshot = self._snapshot(lattice)
+            found = []
+            for target in built_targets(self.ctx, lattice.name):
+                table = self.ctx.reader.state(target.location)
+                record = table.record if table else None
+                if (
+                    table is not None
+                    and record is not None
+                    and record.versions == snapshot
+                    and record.definition == definition_of(self.ctx.model, target)
+                ):
+                    found.append(
+                        Ancestor(
+                            target.name, target.location, target.spec, record.rows, table.version
+                        )
+                    )
+            self.ancestors[lattice.name] = found
+        return self.ancestors[lattice.name]
+
+    def _star_rows(self, lattice: Lattice) -> int | None:
+        """Rows of the fact table at the snapshot (Delta answers count(*) from its log)."""
+        if lattice.name not in self.star_rows:
+            fact = _fact(self.ctx, lattice)
+            version = self._snapshot(lattice).get(fact.qualified_name)
+            relation = table_relation(
+                read_name(fact), version if isinstance(version, int) else None
+            )
+            try:
+                row = self.ctx.spark.sql(f"SELECT count(*) AS n FROM {relation}").first()
+                self.star_rows[lattice.name] = int(row["n"]) if row else None
+            except Exception:  # noqa: BLE001 - without a count, any finer tile is cheaper
+                self.star_rows[lattice.name] = None
+        return self.star_rows[lattice.name]
+
+    def _record(self, result: BuildResult, started: float) -> None:
+        self.ctx.store.finish(
+            Outcome(
+                result.target,
+                result.status,
+                result.path,
+                result.reason,
+                result.rows,
+                started,
+                self.ctx.clock(),
+                result.error,
+                self.ctx.trigger,
+            )
+        )
+
+
+def _fact(ctx: JobContext, lattice: Lattice):  # noqa: ANN202 - the model Table
+    table = ctx.model.table(lattice.root.schema, lattice.root.table)
+    if table is None:
+        raise MvlatticeError(f"lattice '{lattice.name}': its fact table is not in the model")
+    return table
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first if isinstance(exc, MvlatticeError) else f"{type(exc).__name__}: {first}"

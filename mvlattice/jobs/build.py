@@ -1,0 +1,131 @@
+"""Filling one target's table: a tile from the star or from a finer tile, a tile by merging the
+rows appended to its fact table, a materialization from its query. Each writes one commit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from mvlattice.jobs.changes import RefreshDecision
+from mvlattice.jobs.context import JobContext
+from mvlattice.jobs.order import Ancestor
+from mvlattice.jobs.querysql import pin_versions
+from mvlattice.jobs.record import TileRecord, Version
+from mvlattice.jobs.sources import pinnable, pinned_relations, read_name
+from mvlattice.jobs.tables import column_types, write_table
+from mvlattice.jobs.targets import Target
+from mvlattice.jobs.tilesql import (
+    appended_relation,
+    merge_tile_sql,
+    q,
+    rollup_tile_sql,
+    star_tile_sql,
+    table_relation,
+)
+from mvlattice.lattice.model import Model
+
+
+def definition_of(model: Model, target: Target) -> str:
+    """The defining SQL recorded with the table; a table built from another definition is
+    out of date whatever its versions say."""
+    if target.spec is not None:
+        return star_tile_sql(model.lattice(target.spec.lattice), target.spec)
+    assert target.materialization is not None
+    return target.materialization.sql
+
+
+def build_tile(
+    ctx: JobContext,
+    target: Target,
+    versions: Mapping[str, Version],
+    ancestor: Ancestor | None,
+    started: float,
+) -> TileRecord:
+    """The whole tile at `versions`: a rollup of `ancestor` when given, else from the star."""
+    assert target.spec is not None
+    lattice = ctx.model.lattice(target.spec.lattice)
+    if ancestor is not None:
+        relation = table_relation(f"delta.{q(ancestor.location)}", ancestor.version)
+        types = column_types(ctx.spark, ancestor.location, ancestor.version)
+        sql = rollup_tile_sql(target.spec, ancestor.spec, relation, types)
+        how = (ancestor.name, "rollup")
+    else:
+        sql = star_tile_sql(
+            lattice, target.spec, pinned_relations(ctx.model, lattice, dict(versions))
+        )
+        how = ("star", "full")
+    return write_table(
+        ctx.spark, target.location, sql, _recorder(ctx, target, versions, started, *how)
+    )
+
+
+def merge_appends(
+    ctx: JobContext,
+    target: Target,
+    versions: Mapping[str, Version],
+    tile_version: int,
+    decision: RefreshDecision,
+    started: float,
+) -> TileRecord:
+    """The tile with the aggregate of the appended fact rows merged in (the incremental path)."""
+    assert target.spec is not None and decision.fact_version is not None
+    lattice = ctx.model.lattice(target.spec.lattice)
+    fact = ctx.model.table(lattice.root.schema, lattice.root.table)
+    assert fact is not None
+    relations = pinned_relations(ctx.model, lattice, dict(versions))
+    relations[lattice.root.alias] = appended_relation(
+        read_name(fact), decision.fact_version, decision.added_files
+    )
+    delta_sql = star_tile_sql(lattice, target.spec, relations)
+    tile = table_relation(f"delta.{q(target.location)}", tile_version)
+    types = column_types(ctx.spark, target.location, tile_version)
+    sql = merge_tile_sql(target.spec, tile, delta_sql, types)
+    recorder = _recorder(ctx, target, versions, started, target.name, "incremental")
+    return write_table(ctx.spark, target.location, sql, recorder)
+
+
+def build_materialization(
+    ctx: JobContext, target: Target, versions: Mapping[str, Version], started: float
+) -> TileRecord:
+    """A declared materialization from its own SQL, its Delta sources read at `versions`."""
+    m = target.materialization
+    assert m is not None
+    pins: dict[str, int | None] = {}
+    for name, version in versions.items():
+        schema, _, table_name = name.partition(".")
+        table = ctx.model.table(schema, table_name)
+        if table is not None and table.location is not None and pinnable(table):
+            pins[name] = version if isinstance(version, int) else None
+    sql = pin_versions(m.sql, m.schema, pins)
+    recorder = _recorder(ctx, target, versions, started, "query", "full")
+    return write_table(ctx.spark, target.location, sql, recorder)
+
+
+def _recorder(
+    ctx: JobContext,
+    target: Target,
+    versions: Mapping[str, Version],
+    started: float,
+    built_from: str,
+    path: str,
+):  # noqa: ANN202 - (rows) -> TileRecord
+    spec = target.spec
+    definition = definition_of(ctx.model, target)
+
+    def record(rows: int) -> TileRecord:
+        return TileRecord(
+            target.kind,
+            target.name,
+            definition,
+            tuple(sorted(versions.items())),
+            rows,
+            started,
+            ctx.clock() - started,
+            built_from,
+            path,
+            target.origin,
+            spec.lattice if spec else None,
+            spec.dimensions if spec else (),
+            spec.measures if spec else (),
+        )
+
+    return record

@@ -1,0 +1,278 @@
+"""The tile catalog: every tile and materialization of a model with its status, and the
+freshness interface the rewriter reads (`CatalogAvailability`).
+
+The catalog is not a table of its own: what a tile holds comes from its Delta table (record in
+the properties, committed with the data), attempts and hits from the state store, current
+versions from the source tables' logs. So it can never disagree with the data.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mvlattice.jobs import deltalog, storage
+from mvlattice.jobs.build import definition_of
+from mvlattice.jobs.context import JobContext
+from mvlattice.jobs.freshness import Assessment, Facts, assess, attempt_running, interrupted
+from mvlattice.jobs.naming import TILE_DATABASE, lattice_prefix
+from mvlattice.jobs.record import Version, iso, spec_from_json
+from mvlattice.jobs.sources import current_versions, stale_since, target_sources
+from mvlattice.jobs.state import StateStore
+from mvlattice.jobs.tables import TableReader, TableState, register
+from mvlattice.jobs.targets import (
+    TILE,
+    Target,
+    declared_targets,
+    lattices_of,
+    policy_for,
+    tile_location_of,
+    tile_target,
+    unique,
+)
+from mvlattice.mvrewrite.availability import ViewState
+from mvlattice.settings import join_location
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from mvlattice.lattice.model import Model
+
+
+# -- what exists -------------------------------------------------------------------------------
+def tiles_on_disk(
+    spark: SparkSession | None, warehouse: str, lattices: Iterable[str]
+) -> tuple[tuple[str, str], ...]:
+    """(qualified name, location) of every tile directory of the given lattices."""
+    prefixes = tuple(lattice_prefix(name) for name in lattices)
+    if not prefixes:
+        return ()
+    names = storage.child_names(spark, join_location(warehouse, "_mvlattice", "tiles"))
+    return tuple(
+        (f"{TILE_DATABASE}.{n}", tile_location_of(warehouse, n))
+        for n in names
+        if n.startswith(prefixes)
+    )
+
+
+def built_targets(ctx: JobContext, lattice: str | None = None) -> tuple[Target, ...]:
+    """Tiles built earlier (planned, auto or declared) for the model's lattices."""
+    names = [lat.name for lat in lattices_of(ctx.model, lattice)]
+    found = []
+    for name, location in tiles_on_disk(ctx.spark, ctx.warehouse, names):
+        state = ctx.reader.state(location)
+        record = state.record if state else None
+        if record is None or record.spec is None or record.lattice not in names:
+            continue
+        found.append(Target(name, TILE, location, record.spec, None, record.origin, record.rows))
+    return tuple(found)
+
+
+def planned_targets(ctx: JobContext, lattice: str | None = None) -> tuple[Target, ...]:
+    """The tiles of each lattice's last recorded plan."""
+    found = []
+    for lat in lattices_of(ctx.model, lattice):
+        for item in ctx.store.plan(lat.name) or ():
+            try:
+                spec = spec_from_json(item)
+            except (KeyError, TypeError, ValueError):
+                continue
+            found.append(tile_target(spec, ctx.warehouse, "planned"))
+    return tuple(found)
+
+
+def model_targets(ctx: JobContext, lattice: str | None = None) -> tuple[Target, ...]:
+    """Declared materializations and tiles, then tiles on storage, then last-planned tiles."""
+    return unique(
+        (
+            *declared_targets(ctx.model, ctx.warehouse, lattice),
+            *built_targets(ctx, lattice),
+            *planned_targets(ctx, lattice),
+        )
+    )
+
+
+def register_tiles(spark: SparkSession, model: Model, warehouse: str | None = None) -> int:
+    """Register every built tile and materialization of the model in this session's catalog
+    (as `mvlattice.<tile>` and `schema.table`); returns how many. Called at session start."""
+    from mvlattice.jobs.targets import materialization_target
+
+    where = warehouse or model.warehouse
+    views = (materialization_target(m, where) for m in model.materializations)
+    found = [(t.name, t.location) for t in views]
+    found += tiles_on_disk(spark, where, [lat.name for lat in model.lattices])
+    count = 0
+    for name, location in found:
+        try:
+            if deltalog.latest_version(spark, location) is not None:
+                register(spark, name, location)
+                count += 1
+        except Exception:  # noqa: BLE001 - an unreadable tile is simply not offered
+            continue
+    return count
+
+
+# -- status ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    name: str
+    kind: str
+    lattice: str | None
+    dimensions: tuple[str, ...]
+    measures: tuple[str, ...]
+    origin: str
+    status: str
+    usable: bool
+    code: str
+    message: str
+    rows: int | None
+    size_bytes: int | None
+    source_versions: dict[str, Version] = field(default_factory=dict)
+    current_versions: dict[str, Version] = field(default_factory=dict)
+    last_refresh: float | None = None
+    refresh_path: str | None = None
+    built_from: str | None = None
+    last_error: str | None = None
+    hits: int = 0
+    last_used: float | None = None
+    location: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+        out["dimensions"], out["measures"] = list(self.dimensions), list(self.measures)
+        out["last_refresh"], out["last_used"] = iso(self.last_refresh), iso(self.last_used)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Inspection:
+    target: Target
+    table: TableState | None
+    assessment: Assessment
+    current: dict[str, Version]
+    error: str | None
+
+
+def inspect(ctx: JobContext, target: Target) -> Inspection:
+    """Everything the catalog knows about one target, right now."""
+    now = ctx.clock()
+    table = ctx.reader.state(target.location)
+    record = table.record if table else None
+    tables, unknown = target_sources(ctx.model, target)
+    current = current_versions(ctx.spark, tables, unknown)
+    attempt = ctx.store.attempt(target.name)
+    running = attempt_running(attempt, ctx.store.host, _alive(attempt and attempt.pid), now)
+    if attempt is not None and attempt.status == "building" and not running:
+        attempt = interrupted(attempt)
+    policy = policy_for(ctx.model, target)
+    since = None
+    if record is not None and policy.max_staleness_seconds is not None:
+        since = stale_since(ctx.spark, tables, record.versions, current)
+    facts = Facts(
+        record,
+        current,
+        definition_of(ctx.model, target),
+        attempt,
+        running,
+        policy.max_staleness_seconds,
+        since,
+        now,
+    )
+    error = attempt.error if attempt is not None and attempt.status == "failed" else None
+    return Inspection(target, table, assess(facts), current, error)
+
+
+def entry(ctx: JobContext, target: Target) -> CatalogEntry:
+    seen = inspect(ctx, target)
+    record = seen.table.record if seen.table else None
+    usage = ctx.store.usage(target.name)
+    spec = target.spec
+    return CatalogEntry(
+        target.name,
+        target.kind,
+        target.lattice,
+        spec.dimensions if spec else (),
+        tuple(str(m) for m in spec.measures) if spec else (),
+        target.origin,
+        seen.assessment.status,
+        seen.assessment.view.usable,
+        seen.assessment.view.code,
+        seen.assessment.view.message,
+        record.rows if record else None,
+        seen.table.size_bytes if seen.table else None,
+        record.versions if record else {},
+        seen.current,
+        record.built_at if record else None,
+        record.refresh_path if record else None,
+        record.built_from if record else None,
+        seen.error,
+        usage.hits if usage else 0,
+        usage.last_used if usage else None,
+        target.location,
+    )
+
+
+def catalog(ctx: JobContext, lattice: str | None = None) -> tuple[CatalogEntry, ...]:
+    """Every tile and materialization of the model (or of one lattice), with its status."""
+    return tuple(entry(ctx, t) for t in model_targets(ctx, lattice))
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# -- the rewriter's interface ------------------------------------------------------------------
+class CatalogAvailability:
+    """`mvlattice.mvrewrite.availability.Availability` from the tile catalog: whether the view
+    stored in a table may be read now (FRESH, STALE_ACCEPTED within maxStaleness, STALE,
+    MISSING, BUILDING, FAILED), and `record_hit` for the tiles a rewrite used."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        model: Model,
+        warehouse: str | None = None,
+        store: StateStore | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        where = warehouse or model.warehouse
+        self.ctx = JobContext(
+            spark, model, where, store or StateStore.for_warehouse(where), TableReader(spark), clock
+        )
+
+    def state(self, table: str) -> ViewState:
+        target = self.target(table)
+        if target is None:
+            return ViewState(False, "MISSING", f"{table} is not a tile or materialization here")
+        return inspect(self.ctx, target).assessment.view
+
+    def record_hit(self, table: str) -> None:
+        target = self.target(table)
+        self.ctx.store.record_hit(target.name if target else table, self.ctx.clock())
+
+    def target(self, table: str) -> Target | None:
+        wanted = table.lower()
+        for target in declared_targets(self.ctx.model, self.ctx.warehouse):
+            if target.name.lower() == wanted:
+                return target
+        database, _, name = wanted.rpartition(".")
+        if database != TILE_DATABASE or not name:
+            return None
+        location = tile_location_of(self.ctx.warehouse, name)
+        state = self.ctx.reader.state(location)
+        record = state.record if state is not None else None
+        lattices = {lat.name for lat in self.ctx.model.lattices}
+        if record is None or record.spec is None or record.lattice not in lattices:
+            return None
+        return Target(f"{TILE_DATABASE}.{name}", TILE, location, record.spec, None, record.origin)

@@ -1,0 +1,125 @@
+"""A tile's status for the catalog and its state for the rewriter, from plain facts.
+
+Fresh means exact: the table exists, was built from the current definition, and every source
+version it recorded equals the source's current version. A stale table is still readable (its
+last committed version); the rewriter may use it only within the target's `maxStaleness`, where
+staleness is the time since the first source change the table does not reflect.
+
+Catalog status: `building` while a build runs; else `fresh`; else `failed` when the last attempt
+failed; else `stale` (built but behind) or `missing` (never built).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mvlattice.jobs.changes import changed_sources
+from mvlattice.jobs.record import TileRecord, Version
+from mvlattice.mvrewrite.availability import ViewState
+
+FRESH, STALE, BUILDING, FAILED, MISSING = "fresh", "stale", "building", "failed", "missing"
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """The last build attempt of a target, as the state store remembers it."""
+
+    status: str  # building | ok | failed
+    started_at: float
+    finished_at: float | None = None
+    error: str | None = None
+    pid: int | None = None
+    host: str | None = None
+    path: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    record: TileRecord | None  # None: no table (or not one of ours)
+    current: dict[str, Version]
+    definition: str
+    attempt: Attempt | None = None
+    building: bool = False  # the attempt is running right now (its process is alive)
+    max_staleness: float | None = None
+    stale_since: float | None = None  # when the first unreflected source change happened
+    now: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    status: str
+    view: ViewState
+    changed: tuple[str, ...] = ()
+    staleness_seconds: float | None = None
+
+
+def assess(facts: Facts) -> Assessment:
+    record = facts.record
+    if record is None:
+        return _absent(facts)
+    if record.definition != facts.definition:
+        message = "built from an older definition; refresh rebuilds it"
+        return Assessment(_behind(facts), ViewState(False, "STALE", message))
+    changed = changed_sources(record.versions, facts.current)
+    if not changed:
+        status = BUILDING if facts.building else FRESH
+        return Assessment(status, ViewState(True, "FRESH"))
+    return _stale(facts, changed)
+
+
+def _absent(facts: Facts) -> Assessment:
+    if facts.building:
+        return Assessment(BUILDING, ViewState(False, "BUILDING", "its first build is running"))
+    attempt = facts.attempt
+    if attempt is not None and attempt.status == "failed":
+        return Assessment(FAILED, ViewState(False, "FAILED", f"build failed: {attempt.error}"))
+    return Assessment(MISSING, ViewState(False, "MISSING", "not built yet"))
+
+
+def _behind(facts: Facts) -> str:
+    if facts.building:
+        return BUILDING
+    failed = facts.attempt is not None and facts.attempt.status == "failed"
+    return FAILED if failed else STALE
+
+
+def _stale(facts: Facts, changed: tuple[str, ...]) -> Assessment:
+    status = _behind(facts)
+    age = None if facts.stale_since is None else max(0.0, facts.now - facts.stale_since)
+    which = ", ".join(changed)
+    limit = facts.max_staleness
+    if limit is not None and age is not None and age <= limit:
+        view = ViewState(True, "STALE_ACCEPTED", f"{which} changed {age:.0f}s ago (≤ {limit:g}s)")
+    elif facts.building:
+        view = ViewState(False, "BUILDING", f"{which} changed; a refresh is running")
+    elif status == FAILED:
+        assert facts.attempt is not None
+        view = ViewState(
+            False, "FAILED", f"{which} changed; last refresh failed: {facts.attempt.error}"
+        )
+    else:
+        view = ViewState(False, "STALE", f"{which} changed since it was built")
+    return Assessment(status, view, changed, age)
+
+
+def attempt_running(
+    attempt: Attempt | None, host: str, alive: bool, now: float, timeout: float = 6 * 3600.0
+) -> bool:
+    """A `building` attempt counts as running only while its process lives (`alive`, asked of
+    this host); one left behind by a killed process is an interrupted (failed) attempt. On
+    another host liveness cannot be asked: it runs until `timeout` has passed."""
+    if attempt is None or attempt.status != "building":
+        return False
+    if attempt.host == host:
+        return alive
+    return now - attempt.started_at < timeout
+
+
+def interrupted(attempt: Attempt) -> Attempt:
+    """The failed attempt a dead `building` attempt really is."""
+    from dataclasses import replace
+
+    return replace(
+        attempt, status="failed", error=f"interrupted: process {attempt.pid} ended mid-build"
+    )

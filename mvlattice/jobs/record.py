@@ -1,0 +1,143 @@
+"""What a tile table records about itself, as Delta table properties (`mvlattice.*`).
+
+The properties are written in the same commit as the data (CREATE OR REPLACE … TBLPROPERTIES …
+AS SELECT), so a reader never sees data with another build's versions.
+
+A source version is the Delta version (int) of a Delta source, a file-listing fingerprint (str)
+of a Parquet/CSV source, or None when it cannot be known (then the tile is never fresh).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from mvlattice.lattice.lattice import Measure, TileSpec
+
+PREFIX = "mvlattice."
+FORMAT_VERSION = "1"
+Version = int | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TileRecord:
+    """The build facts of a tile or materialization table."""
+
+    kind: str  # tile | materialization
+    name: str  # qualified table name
+    definition: str  # the defining SQL, without version pins
+    source_versions: tuple[tuple[str, Version], ...]
+    rows: int
+    built_at: float  # epoch seconds when the source versions were read
+    build_seconds: float = 0.0
+    built_from: str = "star"  # star | <ancestor table> | <table itself> (incremental) | query
+    refresh_path: str = "full"  # full | rollup | incremental
+    origin: str = "declared"
+    lattice: str | None = None
+    dimensions: tuple[str, ...] = ()
+    measures: tuple[Measure, ...] = ()
+    extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    @property
+    def versions(self) -> dict[str, Version]:
+        return dict(self.source_versions)
+
+    @property
+    def spec(self) -> TileSpec | None:
+        if self.kind != "tile" or self.lattice is None:
+            return None
+        return TileSpec(self.lattice, self.dimensions, self.measures)
+
+
+def to_properties(record: TileRecord) -> dict[str, str]:
+    props = {
+        "format": FORMAT_VERSION,
+        "kind": record.kind,
+        "name": record.name,
+        "sql": record.definition,
+        "sourceVersions": json.dumps(dict(record.source_versions), sort_keys=True),
+        "rows": str(record.rows),
+        "builtAt": _iso(record.built_at),
+        "buildSeconds": f"{record.build_seconds:.3f}",
+        "builtFrom": record.built_from,
+        "refreshPath": record.refresh_path,
+        "origin": record.origin,
+    }
+    if record.lattice is not None:
+        props["lattice"] = record.lattice
+        props["dimensions"] = json.dumps(list(record.dimensions))
+        props["measures"] = json.dumps([_measure_json(m) for m in record.measures])
+    return {PREFIX + k: v for k, v in props.items()}
+
+
+def from_properties(props: Mapping[str, str]) -> TileRecord | None:
+    """The record in a table's properties; None when the table is not an mvlattice table
+    or its properties are unreadable (treated as 'not built by us')."""
+    p = {k[len(PREFIX) :]: v for k, v in props.items() if k.startswith(PREFIX)}
+    if p.get("format") != FORMAT_VERSION or "kind" not in p:
+        return None
+    try:
+        versions = json.loads(p["sourceVersions"])
+        record = TileRecord(
+            p["kind"],
+            p["name"],
+            p["sql"],
+            tuple(sorted((str(k), _version(v)) for k, v in versions.items())),
+            int(p["rows"]),
+            _epoch(p["builtAt"]),
+            float(p.get("buildSeconds", "0")),
+            p.get("builtFrom", "star"),
+            p.get("refreshPath", "full"),
+            p.get("origin", "declared"),
+            p.get("lattice"),
+            tuple(json.loads(p.get("dimensions", "[]"))),
+            tuple(_measure(m) for m in json.loads(p.get("measures", "[]"))),
+        )
+    except (KeyError, ValueError, TypeError):
+        return None
+    return record
+
+
+def spec_json(spec: TileSpec) -> dict:
+    return {
+        "lattice": spec.lattice,
+        "dimensions": list(spec.dimensions),
+        "measures": [_measure_json(m) for m in spec.measures],
+    }
+
+
+def spec_from_json(data: Mapping) -> TileSpec:
+    return TileSpec(
+        str(data["lattice"]),
+        tuple(data["dimensions"]),
+        tuple(_measure(m) for m in data["measures"]),
+    )
+
+
+def _measure_json(m: Measure) -> dict:
+    return {"agg": m.agg, "args": list(m.args), "distinct": m.distinct}
+
+
+def _measure(data: Mapping) -> Measure:
+    return Measure(str(data["agg"]), tuple(data.get("args", ())), bool(data.get("distinct")))
+
+
+def _version(value: object) -> Version:
+    if value is None or isinstance(value, int | str):
+        return value  # type: ignore[return-value]
+    raise ValueError(f"bad source version {value!r}")
+
+
+def _iso(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _epoch(text: str) -> float:
+    return dt.datetime.fromisoformat(text).timestamp()
+
+
+def iso(epoch: float | None) -> str | None:
+    """Epoch seconds as ISO 8601 UTC (None stays None), for reports."""
+    return None if epoch is None else _iso(epoch)

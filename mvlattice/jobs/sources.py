@@ -1,0 +1,131 @@
+"""The source tables of a target, their current versions, and how to read them pinned.
+
+- Delta tables: the commit version (exact).
+- Parquet/CSV tables: a fingerprint of their file listing (count, bytes, newest modification
+  time). LIMITATION: a rewrite that keeps the same file names, sizes and times, or a clock that
+  goes backwards, goes unnoticed; such tables also cannot be read "as of" the fingerprint, so a
+  change during a build makes the tile look stale, never wrongly fresh.
+- Tables of `catalog` schemas: their Delta version when DESCRIBE HISTORY works, else unknown —
+  and a tile over an unknown version is never fresh.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mvlattice.jobs import deltalog, storage
+from mvlattice.jobs.querysql import query_tables
+from mvlattice.jobs.record import Version
+from mvlattice.jobs.targets import Target
+from mvlattice.jobs.tilesql import q, table_relation
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from mvlattice.lattice.lattice import Lattice
+    from mvlattice.lattice.model import Model, Table
+
+
+def target_sources(model: Model, target: Target) -> tuple[tuple[Table, ...], tuple[str, ...]]:
+    """The model tables a target reads, and names it reads that the model does not declare."""
+    if target.spec is not None:
+        from mvlattice.delta import lattice_tables
+
+        return lattice_tables(model, target.spec.lattice), ()
+    assert target.materialization is not None
+    m = target.materialization
+    tables, unknown = [], []
+    for key in query_tables(m.sql, m.schema):
+        schema, _, name = key.partition(".")
+        table = model.table(schema, name)
+        if table is None:
+            unknown.append(key)
+        else:
+            tables.append(table)
+    return tuple(tables), tuple(unknown)
+
+
+def current_versions(
+    spark: SparkSession, tables: tuple[Table, ...], unknown: tuple[str, ...] = ()
+) -> dict[str, Version]:
+    out: dict[str, Version] = {t.qualified_name: table_version(spark, t) for t in tables}
+    out.update((name, None) for name in unknown)
+    return out
+
+
+def table_version(spark: SparkSession, table: Table) -> Version:
+    if table.location is None:
+        return _catalog_version(spark, table.catalog_name or table.qualified_name)
+    if (table.format or "delta") == "delta":
+        return deltalog.latest_version(spark, table.location)
+    return fingerprint(spark, table.location)
+
+
+def fingerprint(spark: SparkSession | None, location: str) -> str:
+    files = storage.data_files(spark, location)
+    newest = max((f.mtime for f in files), default=0.0)
+    return f"files={len(files)};bytes={sum(f.size for f in files)};mtime={newest:.3f}"
+
+
+def _catalog_version(spark: SparkSession, name: str) -> int | None:
+    try:
+        row = spark.sql(f"DESCRIBE HISTORY {_quoted(name)} LIMIT 1").first()
+    except Exception:  # noqa: BLE001 - not a Delta table: its version is unknown
+        return None
+    return int(row["version"]) if row is not None else None
+
+
+def _quoted(name: str) -> str:
+    return ".".join(q(part) for part in name.split("."))
+
+
+def read_name(table: Table) -> str:
+    """How SQL names the table to read it (the catalog's own name for catalog schemas)."""
+    if table.location is None and table.catalog_name:
+        return _quoted(table.catalog_name)
+    return f"{q(table.schema)}.{q(table.name)}"
+
+
+def pinnable(table: Table) -> bool:
+    """Whether the table can be read VERSION AS OF (Delta, by location or in the catalog)."""
+    return table.location is None or (table.format or "delta") == "delta"
+
+
+def pinned_relations(model: Model, lattice: Lattice, versions: dict[str, Version]) -> dict:
+    """alias -> table reference read at its recorded Delta version."""
+    out = {}
+    for node in lattice.nodes:
+        table = model.table(node.schema, node.table)
+        if table is None:
+            continue
+        version = versions.get(table.qualified_name)
+        pin = version if isinstance(version, int) and pinnable(table) else None
+        out[node.alias] = table_relation(read_name(table), pin)
+    return out
+
+
+def stale_since(
+    spark: SparkSession,
+    tables: tuple[Table, ...],
+    recorded: dict[str, Version],
+    current: dict[str, Version],
+) -> float | None:
+    """When the first change not reflected by `recorded` happened; None if unknowable."""
+    times = []
+    for table in tables:
+        old, new = recorded.get(table.qualified_name), current.get(table.qualified_name)
+        if old == new and old is not None:
+            continue
+        when = _change_time(spark, table, old, new)
+        if when is None:
+            return None
+        times.append(when)
+    return min(times, default=None)
+
+
+def _change_time(spark: SparkSession, table: Table, old: Version, new: Version) -> float | None:
+    if isinstance(old, int) and isinstance(new, int) and table.location is not None:
+        return deltalog.commit_time(spark, table.location, old + 1)
+    if isinstance(new, str) and "mtime=" in new:
+        return float(new.rsplit("mtime=", 1)[1])
+    return None

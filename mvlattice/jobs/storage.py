@@ -1,0 +1,127 @@
+"""File-system facts the jobs need: directory listings, small text files, deletes.
+
+Local paths (and file: URIs) are read directly with Python, which costs microseconds — the
+rewriter asks for freshness on every query. Other URIs (s3a://, abfss://, …) go through
+Hadoop's FileSystem in the Spark driver.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    name: str  # relative to the listed directory
+    size: int
+    mtime: float  # epoch seconds
+
+
+def local_path(location: str) -> Path | None:
+    """The local path of `location`, or None when it is a remote URI."""
+    if location.startswith("file:"):
+        return Path(location.removeprefix("file:").replace("///", "/", 1))
+    return None if "://" in location else Path(location)
+
+
+def child_names(spark: SparkSession | None, location: str) -> tuple[str, ...]:
+    """Names of the entries directly under `location` (empty when it does not exist)."""
+    path = local_path(location)
+    if path is not None:
+        return tuple(sorted(os.listdir(path))) if path.is_dir() else ()
+    fs, jpath = _hadoop(spark, location)
+    if not fs.exists(jpath):
+        return ()
+    return tuple(sorted(str(s.getPath().getName()) for s in fs.listStatus(jpath)))
+
+
+def read_text(spark: SparkSession | None, location: str) -> str | None:
+    """A small file's text, or None when it does not exist."""
+    path = local_path(location)
+    if path is not None:
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+    fs, jpath = _hadoop(spark, location)
+    if not fs.exists(jpath):
+        return None
+    stream = fs.open(jpath)
+    try:
+        jvm = spark._jvm  # type: ignore[union-attr]  # noqa: SLF001
+        return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+    finally:
+        stream.close()
+
+
+def modified_time(spark: SparkSession | None, location: str) -> float | None:
+    path = local_path(location)
+    if path is not None:
+        return path.stat().st_mtime if path.exists() else None
+    fs, jpath = _hadoop(spark, location)
+    return fs.getFileStatus(jpath).getModificationTime() / 1000.0 if fs.exists(jpath) else None
+
+
+def data_files(spark: SparkSession | None, location: str) -> tuple[FileInfo, ...]:
+    """Every file under `location`, recursively, except hidden ones (`.x`, `_x`)."""
+    path = local_path(location)
+    if path is not None:
+        return _local_files(path)
+    fs, jpath = _hadoop(spark, location)
+    if not fs.exists(jpath):
+        return ()
+    found = []
+    it = fs.listFiles(jpath, True)
+    base = str(jpath.toUri().getPath()).rstrip("/") + "/"
+    while it.hasNext():
+        status = it.next()
+        rel = str(status.getPath().toUri().getPath()).removeprefix(base)
+        if not _hidden(rel):
+            found.append(FileInfo(rel, int(status.getLen()), status.getModificationTime() / 1e3))
+    return tuple(sorted(found, key=lambda f: f.name))
+
+
+def remove_tree(spark: SparkSession | None, location: str) -> None:
+    path = local_path(location)
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    fs, jpath = _hadoop(spark, location)
+    fs.delete(jpath, True)
+
+
+def _local_files(root: Path) -> tuple[FileInfo, ...]:
+    if not root.exists():
+        return ()
+    if root.is_file():
+        stat = root.stat()
+        return (FileInfo(root.name, stat.st_size, stat.st_mtime),)
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        for name in files:
+            full = Path(folder, name)
+            rel = str(full.relative_to(root))
+            if not _hidden(rel):
+                stat = full.stat()
+                found.append(FileInfo(rel, stat.st_size, stat.st_mtime))
+    return tuple(sorted(found, key=lambda f: f.name))
+
+
+def _hidden(relative: str) -> bool:
+    return any(part.startswith((".", "_")) for part in relative.split("/"))
+
+
+def _hadoop(spark: SparkSession | None, location: str):  # noqa: ANN202 - py4j objects
+    if spark is None:
+        raise ValueError(f"reading {location} needs a SparkSession")
+    jvm = spark._jvm  # noqa: SLF001 - Hadoop's FileSystem has no Python API
+    path = jvm.org.apache.hadoop.fs.Path(location)
+    return path.getFileSystem(spark._jsc.hadoopConfiguration()), path  # noqa: SLF001

@@ -1,0 +1,138 @@
+"""Tile tables in Delta: write one atomically with its record, read the record back, register
+it in Spark's catalog, drop it.
+
+A write is ONE Delta commit — `CREATE OR REPLACE TABLE … TBLPROPERTIES (record) AS SELECT` —
+so readers see the previous version, with its own record, until the new one commits; a job
+killed mid-write leaves the previous version in place (its data files become orphans that
+Delta's VACUUM removes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mvlattice.jobs import deltalog, storage
+from mvlattice.jobs.record import TileRecord, from_properties, to_properties
+from mvlattice.jobs.tilesql import q, sql_string
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """A tile table as it is on storage now."""
+
+    version: int
+    record: TileRecord | None  # None: a Delta table there, but not one mvlattice wrote
+    size_bytes: int | None
+    files: int | None
+
+
+class TableReader:
+    """Reads tile tables' records; each (location, version) is asked of Delta only once."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self._cache: dict[tuple[str, int], TableState] = {}
+        self._lock = threading.Lock()
+
+    def state(self, location: str) -> TableState | None:
+        """None when there is no Delta table at `location`."""
+        version = deltalog.latest_version(self.spark, location)
+        if version is None:
+            return None
+        key = (location, version)
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is None:
+            cached = self._read(location, version)
+            with self._lock:
+                self._cache[key] = cached
+        return cached
+
+    def _read(self, location: str, version: int) -> TableState:
+        crc = deltalog.checksum(self.spark, location, version)
+        if crc is not None:  # the fast path: Delta's checksum file of that version
+            props = crc["metadata"].get("configuration") or {}
+            record = from_properties(props)
+            return TableState(version, record, crc.get("tableSizeBytes"), crc.get("numFiles"))
+        row = self.spark.sql(f"DESCRIBE DETAIL delta.{q(location)}").first()
+        if row is None:
+            return TableState(version, None, None, None)
+        props = dict(row["properties"] or {})
+        return TableState(version, from_properties(props), row["sizeInBytes"], row["numFiles"])
+
+
+def column_types(spark: SparkSession, location: str, version: int | None = None) -> dict[str, str]:
+    """Column name -> Spark SQL type of the Delta table at `location`."""
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    return {f.name: f.dataType.simpleString() for f in reader.load(location).schema.fields}
+
+
+def write_table(
+    spark: SparkSession, location: str, select_sql: str, record_for: Callable[[int], TileRecord]
+) -> TileRecord:
+    """Compute `select_sql` once (cached), count it, and commit it with its record."""
+    frame = spark.sql(select_sql).cache()
+    view = "mvlattice_build_" + uuid.uuid4().hex[:12]
+    try:
+        record = record_for(frame.count())
+        frame.createOrReplaceTempView(view)
+        props = ", ".join(
+            f"{sql_string(k)} = {sql_string(v)}" for k, v in to_properties(record).items()
+        )
+        spark.sql(
+            f"CREATE OR REPLACE TABLE delta.{q(location)} USING delta "
+            f"TBLPROPERTIES ({props}) AS SELECT * FROM {q(view)}"
+        )
+    finally:
+        spark.catalog.dropTempView(view)
+        frame.unpersist()
+    return record
+
+
+def register(spark: SparkSession, name: str, location: str) -> None:
+    """Make the table at `location` queryable as `name` (database.table) in this session."""
+    database, _, table = name.rpartition(".")
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {q(database)}")
+    spark.sql(
+        f"CREATE TABLE IF NOT EXISTS {q(database)}.{q(table)} USING delta "
+        f"LOCATION {sql_string(location)}"
+    )
+
+
+def drop(spark: SparkSession, name: str, location: str) -> None:
+    """Forget the table in the catalog and delete its files."""
+    database, _, table = name.rpartition(".")
+    spark.sql(f"DROP TABLE IF EXISTS {q(database)}.{q(table)}")
+    storage.remove_tree(spark, location)
+
+
+def job_group_id(target: str) -> str:
+    return f"mvlattice:{target}"
+
+
+@contextlib.contextmanager
+def job_group(spark: SparkSession, target: str, description: str) -> Iterator[None]:
+    """Tag this thread's Spark jobs so `cancel(spark, target)` can stop them."""
+    sc = spark.sparkContext
+    previous = sc.getLocalProperty("spark.jobGroup.id")
+    sc.setJobGroup(job_group_id(target), description, interruptOnCancel=True)
+    try:
+        yield
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", previous)  # type: ignore[arg-type]
+        sc.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+
+
+def cancel(spark: SparkSession, target: str) -> None:
+    """Cancel the running Spark jobs of a build; the previous table version stays valid."""
+    spark.sparkContext.cancelJobGroup(job_group_id(target))

@@ -1,0 +1,189 @@
+"""`rewrite(sql, context)`: a query onto tiles and materialized views, never wrongly.
+
+Every block of the query is matched against every candidate view (GL01 §3, see `match`);
+of the views that match and may be read (fresh enough, per the `Availability` the caller
+passes), the one reading the fewest rows is used. The result always says why: for every
+view considered, used / matched but not chosen / rejected, with a reason code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.schema import MappingSchema
+
+from mvlattice.errors import UnsupportedSqlError
+from mvlattice.mvrewrite import compose, cost, prefilter
+from mvlattice.mvrewrite.attempt import (
+    NOT_AVAILABLE,
+    NOT_CHOSEN,
+    STALE,
+    UNSUPPORTED,
+    Attempt,
+    Rejection,
+)
+from mvlattice.mvrewrite.availability import AllUsable, Availability
+from mvlattice.mvrewrite.blocks import rewrite_tree, visible_ctes
+from mvlattice.mvrewrite.from_sql import translate
+from mvlattice.mvrewrite.keys import Keys
+from mvlattice.mvrewrite.match import match
+from mvlattice.mvrewrite.parse import output_names, parse_query, qualify_query, rename_outputs
+from mvlattice.mvrewrite.prefilter import Summary
+from mvlattice.mvrewrite.spjg import Spjg, normalize
+from mvlattice.mvrewrite.to_sql import plan_sql, pretty
+from mvlattice.mvrewrite.views import View
+
+USED, MATCHED, REJECTED, NOT_REWRITABLE = "used", "matched", "rejected", "not_rewritable"
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    view: str | None  # None: about the block itself, whatever the view
+    outcome: str  # used, matched (but not chosen), rejected, not_rewritable
+    reason: str  # a reason code; "" when used
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "view": self.view,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RewriteResult:
+    rewritten: bool
+    sql: str  # the rewritten SQL (pretty), or the query exactly as given
+    materializations: tuple[str, ...]  # names of the views used
+    explain: tuple[Explanation, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rewritten": self.rewritten,
+            "sql": self.sql,
+            "materializations": list(self.materializations),
+            "explain": [e.to_dict() for e in self.explain],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RewriteContext:
+    """What rewriting needs from a model, prepared once (see `context.context_for`)."""
+
+    schema: MappingSchema = field(compare=False)
+    default_db: str | None
+    views: tuple[View, ...]
+    keys: Keys
+    summaries: tuple[Summary | None, ...] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        found = tuple(Summary.of(v.block) if v.block is not None else None for v in self.views)
+        object.__setattr__(self, "summaries", found)
+
+
+def rewrite(
+    sql: str,
+    context: RewriteContext,
+    availability: Availability | None = None,
+    explain: bool = True,
+) -> RewriteResult:
+    """Raises SqlError / UsageError only for text that is not one query; otherwise returns
+    the query unrewritten, with the reason, whenever it cannot be rewritten safely."""
+    tree = parse_query(sql)
+    names = output_names(tree)
+    try:
+        qualified = qualify_query(tree, context.schema, context.default_db)
+    except UnsupportedSqlError as exc:
+        note = Explanation(None, NOT_REWRITABLE, _reason(exc), str(exc))
+        return RewriteResult(False, sql, (), (note,) if explain else ())
+    session = _Session(context, availability or AllUsable(), explain)
+    result = rewrite_tree(qualified, session.block)
+    if not session.used:
+        return RewriteResult(False, sql, (), tuple(session.notes))
+    if names is not None:
+        rename_outputs(result, names)
+    return RewriteResult(
+        True, pretty(result), tuple(dict.fromkeys(session.used)), tuple(session.notes)
+    )
+
+
+class _Session:
+    """Rewrites the blocks of one statement, collecting explanations and views used."""
+
+    def __init__(self, context: RewriteContext, availability: Availability, explain: bool):
+        self.context = context
+        self.availability = availability
+        self.explain = explain
+        self.notes: list[Explanation] = []
+        self.used: list[str] = []
+
+    def block(self, select: exp.Select, label: str) -> exp.Query | None:
+        try:
+            query = normalize(translate(select, visible_ctes(select)))
+        except UnsupportedSqlError as exc:
+            self._note(label, Explanation(None, NOT_REWRITABLE, _reason(exc), str(exc)))
+            return None
+        chosen = self._choose(query, label)
+        if chosen is None:
+            return None
+        self.used.append(chosen.view.name)
+        return plan_sql(compose.build(chosen))
+
+    def _choose(self, query: Spjg, label: str) -> Attempt | None:
+        matched: list[Attempt] = []
+        for view, quick in candidates(query, self.context):
+            result = quick or match(query, view, self.context.keys)
+            if isinstance(result, Attempt):
+                result = self._readable(result)
+            if isinstance(result, Rejection):
+                self._note(label, Explanation(view.name, REJECTED, result.reason, result.message))
+            else:
+                matched.append(result)
+        if not matched:
+            return None
+        matched.sort(key=cost.order_key)
+        self._note_matches(label, matched)
+        return matched[0]
+
+    def _readable(self, attempt: Attempt) -> Attempt | Rejection:
+        state = self.availability.state(attempt.view.table)
+        if state.usable:
+            return attempt
+        reason = STALE if state.code == "STALE" else NOT_AVAILABLE
+        detail = f": {state.message}" if state.message else ""
+        return Rejection(reason, f"the view matches but cannot be read ({state.code}){detail}")
+
+    def _note_matches(self, label: str, matched: list[Attempt]) -> None:
+        best = matched[0]
+        rows = cost.rows_read(best)
+        self._note(label, Explanation(best.view.name, USED, "", f"reads ~{rows:.0f} rows"))
+        for other in matched[1:]:
+            message = (
+                f"matches, but reads ~{cost.rows_read(other):.0f} rows where "
+                f"{best.view.name} reads ~{rows:.0f}"
+            )
+            self._note(label, Explanation(other.view.name, MATCHED, NOT_CHOSEN, message))
+
+    def _note(self, label: str, note: Explanation) -> None:
+        if not self.explain:
+            return
+        if label != "query":
+            note = Explanation(note.view, note.outcome, note.reason, f"{label}: {note.message}")
+        self.notes.append(note)
+
+
+def candidates(query: Spjg, context: RewriteContext) -> Iterator[tuple[View, Rejection | None]]:
+    """Every view, each with a rejection when a cheap filter condition already rules it out.
+    A linear scan: GL01 §4's filter tree will replace it without touching its callers."""
+    summary = Summary.of(query)
+    for view, view_summary in zip(context.views, context.summaries, strict=True):
+        yield view, prefilter.reject(summary, view, view_summary)
+
+
+def _reason(exc: UnsupportedSqlError) -> str:
+    return getattr(exc, "reason", UNSUPPORTED)

@@ -1,0 +1,188 @@
+"""Step 7, grouping and aggregates (GL01 §3.2, with Calcite's rollup).
+
+No re-aggregation when every grouping column of the view is a grouping column of the query
+(each view row is then exactly one query group) and every aggregate is a view column. Otherwise
+the query groups the view's rows again, each aggregate rebuilt through the shared rollup table
+(`mvlattice.lattice.measures`): SUM->SUM, COUNT->SUM, MIN->MIN, MAX->MAX, AVG->SUM/COUNT, and
+COUNT(DISTINCT x) only when x is a grouping column of the view. A count rolled up into a global
+aggregate (no GROUP BY) is COALESCEd to 0: SUM over no rows is NULL, COUNT over no rows is 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mvlattice.lattice.lattice import Measure
+from mvlattice.lattice.measures import stored_columns
+from mvlattice.mvrewrite import ir
+from mvlattice.mvrewrite.attempt import CANNOT_ROLL_UP, Attempt, Rejection
+from mvlattice.mvrewrite.canon import canonical
+from mvlattice.mvrewrite.output_mapping import is_output_ref, missing
+from mvlattice.mvrewrite.to_sql import sql_of
+
+ZERO = ir.Literal("number", "0")
+DUPLICATE_INSENSITIVE = ("min", "max")
+
+
+def check(attempt: Attempt) -> Attempt | Rejection:
+    if not attempt.query.grouped or attempt.split is not None:
+        return attempt  # a union rewrite rolls up per branch (union_compensation)
+    if not attempt.view_block.grouped:
+        return _over_rows(attempt)
+    if attempt.query.keys and not attempt.view_block.keys:
+        return Rejection(
+            CANNOT_ROLL_UP,
+            "the view is one global aggregate row (it exists even over no rows); the query "
+            "needs groups",
+        )
+    if _same_grouping(attempt):
+        direct = _direct(attempt)
+        if direct is not None:
+            return finish(attempt, direct, aggregate=False)
+    rolled: dict[ir.Agg, ir.Expr] = {}
+    for agg in attempt.query.aggregates:
+        found = roll_up(attempt, agg)
+        if isinstance(found, Rejection):
+            return found
+        rolled[agg] = found
+    return finish(attempt, rolled, aggregate=True)
+
+
+def _over_rows(attempt: Attempt) -> Attempt | Rejection:
+    """A view of rows: the query's aggregates run over the view as they would over the base."""
+    assert attempt.available is not None
+    mapped: dict[ir.Agg, ir.Expr] = {}
+    for agg in attempt.query.aggregates:
+        args = [attempt.available.express(a) for a in agg.args]
+        if any(a is None for a in args):
+            return missing(attempt, attempt.available, agg, "aggregates")
+        mapped[agg] = ir.Agg(agg.func, tuple(args), agg.distinct)  # type: ignore[arg-type]
+    return finish(attempt, mapped, aggregate=True)
+
+
+def _same_grouping(attempt: Attempt) -> bool:
+    if attempt.join_back:
+        return False  # joined-back rows must be grouped again
+    assert attempt.query_preds is not None
+    classes = attempt.query_preds.classes
+    query = {canonical(k, classes) for k in attempt.query.keys}
+    view = {canonical(attempt.to_query_space(k), classes) for k in attempt.view_block.keys}
+    return view <= query
+
+
+def _direct(attempt: Attempt) -> dict[ir.Agg, ir.Expr] | None:
+    columns = view_aggregates(attempt)
+    out: dict[ir.Agg, ir.Expr] = {}
+    for agg in attempt.query.aggregates:
+        found = columns.get(_canonical(attempt, agg))
+        if found is None and agg.func == "avg" and not agg.distinct:
+            found_parts = [columns.get(_canonical(attempt, p)) for p, _ in parts(agg)]
+            found = None if None in found_parts else divide(*found_parts)  # type: ignore[arg-type]
+        if found is None:
+            return None
+        out[agg] = found
+    return out
+
+
+def roll_up(attempt: Attempt, agg: ir.Agg) -> ir.Expr | Rejection:
+    """`agg` recomputed from the view's rows grouped again."""
+    assert attempt.available is not None
+    if agg.distinct or agg.func in DUPLICATE_INSENSITIVE:
+        args = [attempt.available.express(a) for a in agg.args]
+        if args and None not in args:
+            return ir.Agg(agg.func, tuple(args), agg.distinct)  # type: ignore[arg-type]
+    if agg.distinct:
+        return _cannot(attempt, agg, "its argument is not a grouping column of the view")
+    rolled_parts = []
+    for part, rollup in parts(agg):
+        column = view_aggregates(attempt).get(_canonical(attempt, part))
+        if column is None or rollup is None:
+            return _cannot(attempt, agg, f"the view has no {sql_of(part)}")
+        rolled: ir.Expr = ir.Agg(rollup, (column,))
+        if part.func == "count" and not attempt.query.keys:
+            rolled = coalesce_zero(rolled)
+        rolled_parts.append(rolled)
+    return divide(*rolled_parts) if agg.func == "avg" else rolled_parts[0]
+
+
+def parts(agg: ir.Agg) -> tuple[tuple[ir.Agg, str | None], ...]:
+    """The stored aggregates `agg` is built from and how each rolls up, per the shared rollup
+    table (AVG(x) -> SUM(x) and COUNT(x), both rolled up by SUM)."""
+    labels = tuple(f"_{i}" for i in range(len(agg.args)))
+    by_label = dict(zip(labels, agg.args, strict=True))
+    stored = stored_columns(Measure(agg.func, labels, agg.distinct))
+    return tuple(
+        (ir.Agg(s.agg, tuple(by_label[a] for a in s.args), s.distinct), s.rollup) for s in stored
+    )
+
+
+def view_aggregates(attempt: Attempt) -> dict[ir.Expr, ir.Expr]:
+    """Canonical aggregate output of the view (query space) -> the view column holding it."""
+    out: dict[ir.Expr, ir.Expr] = {}
+    for output in attempt.view_block.outputs:
+        if isinstance(output.expr, ir.Agg):
+            key = _canonical(attempt, attempt.to_query_space(output.expr))
+            out.setdefault(key, ir.Column(attempt.view_alias, output.name))
+    return out
+
+
+def _canonical(attempt: Attempt, expr: ir.Expr) -> ir.Expr:
+    assert attempt.query_preds is not None
+    return canonical(expr, attempt.query_preds.classes)
+
+
+def finish(attempt: Attempt, aggs: dict[ir.Agg, ir.Expr], aggregate: bool) -> Attempt | Rejection:
+    """Outputs, HAVING and ORDER BY over the rewritten FROM, aggregates replaced by `aggs`."""
+    assert attempt.available is not None
+    express = _Express(attempt, aggs)
+    outputs = tuple(ir.Output(o.name, express(o.expr)) for o in attempt.query.outputs)
+    having = tuple(express(h) for h in attempt.query.having)
+    order = tuple(
+        ir.SortKey(
+            k.expr if is_output_ref(k.expr) else express(k.expr), k.descending, k.nulls_first
+        )
+        for k in attempt.query.order
+    )
+    if express.failed is not None:
+        return missing(attempt, attempt.available, express.failed, "returns")
+    if not aggregate:  # one view row per group: HAVING is a filter on view rows
+        return replace(
+            attempt, outputs=outputs, order=order, filters=attempt.filters + having, aggs=aggs
+        )
+    return replace(attempt, outputs=outputs, having=having, order=order, aggregate=True, aggs=aggs)
+
+
+class _Express:
+    """Expressions over keys and aggregates -> over the rewritten FROM; records a failure."""
+
+    def __init__(self, attempt: Attempt, aggs: dict[ir.Agg, ir.Expr]) -> None:
+        assert attempt.available is not None
+        self.available = attempt.available
+        self.aggs = aggs
+        self.failed: ir.Expr | None = None
+
+    def __call__(self, expr: ir.Expr) -> ir.Expr:
+        if isinstance(expr, ir.Agg):
+            return self.aggs[expr]
+        if not ir.has_agg(expr):
+            found = self.available.express(expr)
+            if found is None:
+                self.failed = self.failed or expr
+                return expr
+            return found
+        return ir.map_children(expr, self)
+
+
+def coalesce_zero(expr: ir.Expr) -> ir.Expr:
+    return ir.Func("Coalesce", (("this", expr), ("expressions", (ZERO,))))
+
+
+def divide(numerator: ir.Expr, denominator: ir.Expr) -> ir.Expr:
+    return ir.Func("Div", (("this", numerator), ("expression", denominator)))
+
+
+def _cannot(attempt: Attempt, agg: ir.Agg, why: str) -> Rejection:
+    hint = ""
+    if attempt.view.kind == "tile" and not agg.distinct:
+        hint = f" (add measure {sql_of(agg).lower()} to a tile of lattice '{attempt.view.lattice}')"
+    return Rejection(CANNOT_ROLL_UP, f"{sql_of(agg)} cannot be computed: {why}{hint}")

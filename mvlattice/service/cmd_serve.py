@@ -1,0 +1,135 @@
+"""`mvlattice serve MODEL...` (the HTTP API with the refresh scheduler inside) and
+`mvlattice log MODEL` (the query log)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mvlattice.errors import UsageError
+from mvlattice.service.cli import spark_options
+from mvlattice.service.output import dumps, table
+from mvlattice.workspace import Workspace
+
+SQL_WIDTH = 80  # the log's SQL column in text output
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from mvlattice.service.querylog import install_suggester_reader
+
+    install_suggester_reader()  # `mvlattice suggest --log <query_log table>` reads it
+    p = subparsers.add_parser(
+        "serve", help="the HTTP API (rewrite, query, tiles, refresh) with the refresh scheduler"
+    )
+    p.add_argument("models", nargs="+", metavar="MODEL", help="model files to serve")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8765, help="port (default 8765)")
+    p.add_argument(
+        "--token-file",
+        help="file holding the bearer token clients must send; required off loopback",
+    )
+    p.add_argument(
+        "--max-body-bytes", type=_positive, default=1 << 20, help="request body limit (1 MiB)"
+    )
+    p.add_argument("--max-rows", type=_positive, default=10_000, help="row limit of /v1/query")
+    p.add_argument("--no-scheduler", action="store_true", help="do not run scheduled refreshes")
+    spark_options(p)
+    p.set_defaults(handler=serve)
+
+    p = subparsers.add_parser("log", help="the query log: requests, fingerprints, rewrites")
+    p.add_argument("model", help="model file (its warehouse holds the log)")
+    p.add_argument("--since", help="only since then: a duration ago ('2h', '7d') or ISO time")
+    p.add_argument("--limit", type=_positive, help="only the last N entries")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+    spark_options(p)
+    p.set_defaults(handler=log)
+
+
+def serve(args: argparse.Namespace) -> int:
+    from mvlattice.service.http import server
+    from mvlattice.service.http.app import Settings
+    from mvlattice.service.http.security import check_binding, read_token
+
+    token = read_token(args.token_file)
+    check_binding(args.host, token)  # before loading anything: fail fast
+    named = _named(args.models)
+    server.check_port(args.host, args.port)
+    workspaces = {name: _workspace(args, path) for name, path in named}
+    settings = Settings(token, args.max_body_bytes, args.max_rows)
+    server.serve(workspaces, host=args.host, port=args.port, settings=settings,
+          schedule=not args.no_scheduler)  # fmt: skip
+    return 0
+
+
+def log(args: argparse.Namespace) -> int:
+    from mvlattice.service.querylog import parse_since, read_log
+
+    since = parse_since(args.since)
+    ws = _workspace(args, args.model)
+    records = read_log(ws.warehouse, since, spark=ws.spark)
+    if args.limit is not None:
+        records = records[len(records) - args.limit :] if args.limit else ()
+    if args.json:
+        print(dumps({"entries": [r.to_json() for r in records]}))
+        return 0
+    columns = [
+        "time",
+        "source",
+        "kind",
+        "outcome",
+        "rewritten",
+        "views",
+        "ms",
+        "fingerprint",
+        "sql",
+    ]
+    rows = [
+        (
+            r.time.strftime("%Y-%m-%d %H:%M:%S"),
+            r.source,
+            r.kind,
+            r.outcome,
+            "yes" if r.rewritten else "no",
+            ",".join(r.views),
+            round(r.latency_ms, 1),
+            r.fingerprint,
+            r.sql if len(r.sql) <= SQL_WIDTH else r.sql[: SQL_WIDTH - 1] + "…",
+        )
+        for r in records
+    ]
+    print(table(columns, rows))
+    return 0
+
+
+def _workspace(args: argparse.Namespace, path: str) -> Workspace:
+    return Workspace(path, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+
+
+def _named(paths: list[str]) -> list[tuple[str, str]]:
+    """Each model under its file name's stem (a repeated stem gets -2, -3, …)."""
+    out: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
+    for path in paths:
+        if not Path(path).is_file():
+            raise UsageError(f"model file not found: {path}")
+        stem = Path(path).stem
+        seen[stem] = seen.get(stem, 0) + 1
+        out.append((stem if seen[stem] == 1 else f"{stem}-{seen[stem]}", path))
+    return out
+
+
+def _port(text: str) -> int:
+    value = _positive(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError("a port is 1 to 65535")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be zero or more")
+    return value

@@ -1,0 +1,260 @@
+"""The HTTP API's routes over a `Backend`: thin handlers, Spark work on worker threads.
+
+Each rewrite/query request is timed, counted in the metrics and handed to the query log
+(which writes off the request path); errors become JSON through `errors.status_of`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from mvlattice.errors import MvlatticeError
+from mvlattice.service.http.backend import Backend
+from mvlattice.service.http.errors import body, http_status, one_line, status_of
+from mvlattice.service.http.jobs import Job, JobRunner
+from mvlattice.service.http.middleware import RequestMetrics
+from mvlattice.service.http.schemas import (
+    Health,
+    JobResponse,
+    LatticeList,
+    QueryRequest,
+    QueryResponse,
+    RewriteRequest,
+    RewriteResponse,
+    TileList,
+    errors,
+)
+from mvlattice.service.http.security import BearerAuth, BodyLimit, check_query
+from mvlattice.service.metrics import CONTENT_TYPE, Metrics
+from mvlattice.service.output import jsonable
+from mvlattice.service.querylog import Request as LoggedRequest
+
+ASGIApp = Any
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    token: str | None = None
+    max_body_bytes: int = 1 << 20
+    max_rows: int = 10_000
+
+
+@dataclass
+class Service:
+    """What the routes share: the backend, metrics, jobs and where log entries go."""
+
+    backend: Backend
+    settings: Settings = field(default_factory=Settings)
+    metrics: Metrics = field(default_factory=Metrics)
+    record: Callable[[LoggedRequest], None] = lambda _request: None
+    jobs: JobRunner | None = None
+
+    def __post_init__(self) -> None:
+        if self.jobs is None:
+            self.jobs = JobRunner(on_finish=self.job_finished)
+
+    def job_finished(self, job: Job) -> None:
+        self.metrics.refresh("http", "ok" if job.status == "succeeded" else "failed")
+
+    def log(self, kind: str, sql: str, model: str | None, started: float, **outcome: Any) -> None:
+        latency = (time.perf_counter() - started) * 1000.0
+        self.record(
+            LoggedRequest(time.time(), sql, kind, latency_ms=latency, model=model or "", **outcome)
+        )
+
+    def failed(
+        self, kind: str, sql: str, model: str | None, started: float, exc: Exception
+    ) -> None:
+        _, code, message = status_of(exc)
+        self.metrics.rewrite("error")
+        self.log(kind, sql, model, started, rewritten=False, views=(), outcome=code,
+                 message=message)  # fmt: skip
+
+
+def create_app(service: Service, lifespan: Any = None) -> ASGIApp:
+    """The ASGI app: FastAPI routes inside metrics, bearer-token and body-size middlewares."""
+    app = FastAPI(
+        title="mvlattice",
+        version="1",
+        description="Rewrite SQL onto tiles and materialized views; tile status and refresh.",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    _error_handlers(app)
+    _query_routes(app, service)
+    _catalog_routes(app, service)
+    _ops_routes(app, service)
+    inner = BodyLimit(app, service.settings.max_body_bytes)
+    outer = BearerAuth(inner, service.settings.token)
+    return RequestMetrics(outer, service.metrics, app.router.routes)
+
+
+# -- rewrite and query -------------------------------------------------------------------------
+def _query_routes(app: FastAPI, service: Service) -> None:
+    backend = service.backend
+
+    @app.post(
+        "/v1/rewrite", response_model=None, responses={200: {"model": RewriteResponse},
+                                                       **errors(400, 401, 404, 413)}
+    )  # fmt: skip
+    async def rewrite(req: RewriteRequest) -> JSONResponse:
+        """Rewrite a query onto tiles and materializations (no execution)."""
+        started = time.perf_counter()
+
+        def work():  # noqa: ANN202
+            check_query(req.sql)
+            return backend.rewrite(req.sql, req.explain, req.model)
+
+        try:
+            out = await run_in_threadpool(work)
+        except Exception as exc:
+            service.failed("rewrite", req.sql, req.model, started, exc)
+            raise
+        service.metrics.rewrite(_outcome(out.rewritten), out.seconds)
+        service.log("rewrite", req.sql, out.model, started, rewritten=out.rewritten,
+                    views=out.materializations, outcome="ok")  # fmt: skip
+        doc = {**out.document, "model": out.model, "elapsed_ms": _ms(started)}
+        return JSONResponse(jsonable(doc))
+
+    @app.post(
+        "/v1/query", response_model=None, responses={200: {"model": QueryResponse},
+                                                     **errors(400, 401, 404, 413)}
+    )  # fmt: skip
+    async def query(req: QueryRequest) -> JSONResponse:
+        """Run a query (rewritten first unless `rewrite` is false); rows are bounded."""
+        started = time.perf_counter()
+        cap = service.settings.max_rows
+        limit = cap if req.limit is None else min(req.limit, cap)
+
+        def work():  # noqa: ANN202
+            check_query(req.sql)
+            return backend.query(req.sql, req.rewrite, limit, req.model)
+
+        try:
+            out = await run_in_threadpool(work)
+        except Exception as exc:
+            service.failed("query", req.sql, req.model, started, exc)
+            raise
+        if out.rewrite_seconds is not None:
+            service.metrics.rewrite(_outcome(out.rewritten), out.rewrite_seconds)
+        service.log("query", req.sql, out.model, started, rewritten=out.rewritten,
+                    views=out.materializations, outcome="ok")  # fmt: skip
+        return JSONResponse(jsonable(_answer(out, limit, started)))
+
+
+def _answer(out: Any, limit: int, started: float) -> dict[str, Any]:
+    return {
+        "columns": list(out.columns),
+        "rows": [list(r) for r in out.rows],
+        "row_count": len(out.rows),
+        "truncated": out.truncated,
+        "limit": limit,
+        "rewritten": out.rewritten,
+        "materializations": list(out.materializations),
+        "sql": out.sql,
+        "model": out.model,
+        "elapsed_ms": _ms(started),
+    }
+
+
+# -- lattices, tiles, jobs ---------------------------------------------------------------------
+def _catalog_routes(app: FastAPI, service: Service) -> None:
+    backend, jobs = service.backend, service.jobs
+    assert jobs is not None
+
+    @app.get("/v1/lattices", response_model=LatticeList, responses=errors(400, 401, 404))
+    async def lattices(model: str | None = None) -> dict[str, Any]:
+        """Every lattice of the served models: dimensions, measures, declared tiles."""
+        return {"lattices": await run_in_threadpool(backend.lattices, model)}
+
+    @app.get("/v1/lattices/{name}", response_model=None, responses=errors(400, 401, 404))
+    async def lattice(name: str, model: str | None = None, plan: bool = True) -> JSONResponse:
+        """One lattice with its planned tiles (HRU96; `plan=false` skips planning)."""
+        return JSONResponse(jsonable(await run_in_threadpool(backend.lattice, name, model, plan)))
+
+    @app.get("/v1/tiles", response_model=None, responses={200: {"model": TileList},
+                                                           **errors(400, 401, 404)})  # fmt: skip
+    async def tiles(model: str | None = None, lattice: str | None = None) -> JSONResponse:
+        """The tile catalog: status (fresh, stale, …), rows, versions, hits."""
+        entries = await run_in_threadpool(backend.tiles, model, lattice)
+        return JSONResponse(jsonable({"tiles": entries}))
+
+    @app.post("/v1/tiles/{name}/refresh", status_code=202, response_model=JobResponse,
+              responses=errors(400, 401, 404, 409))  # fmt: skip
+    async def refresh(name: str, model: str | None = None) -> dict[str, Any]:
+        """Refresh one tile or materialization in the background; returns the job."""
+        scope = await run_in_threadpool(backend.refresh_scope, name, model)
+        return jobs.submit("refresh", scope, lambda: backend.run("refresh", scope)).to_json()
+
+    @app.post("/v1/lattices/{name}/materialize", status_code=202, response_model=JobResponse,
+              responses=errors(400, 401, 404, 409))  # fmt: skip
+    async def materialize(name: str, model: str | None = None) -> dict[str, Any]:
+        """Build a lattice's declared and planned tiles in the background; returns the job."""
+        scope = await run_in_threadpool(backend.materialize_scope, name, model)
+        return jobs.submit(
+            "materialize", scope, lambda: backend.run("materialize", scope)
+        ).to_json()
+
+    @app.get("/v1/jobs/{job_id}", response_model=JobResponse, responses=errors(401, 404))
+    async def job(job_id: str) -> dict[str, Any]:
+        """A background job's status and, when done, its result."""
+        return jobs.get(job_id).to_json()
+
+
+def _ops_routes(app: FastAPI, service: Service) -> None:
+    @app.get("/healthz", response_model=Health)
+    async def healthz() -> dict[str, Any]:
+        """Liveness; needs no token."""
+        status = "ok" if service.backend.ready() else "starting"
+        return {"status": status, "models": list(service.backend.models())}
+
+    @app.get("/metrics", response_class=PlainTextResponse, responses=errors(401))
+    async def metrics() -> PlainTextResponse:
+        """Prometheus text format."""
+        return PlainTextResponse(service.metrics.render(), media_type=CONTENT_TYPE)
+
+
+# -- errors ------------------------------------------------------------------------------------
+def _error_handlers(app: FastAPI) -> None:
+    async def mvlattice_error(_request: Request, exc: Exception) -> JSONResponse:
+        status, code, message = status_of(exc)
+        return JSONResponse(body(code, message), status_code=status)
+
+    async def http_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, HTTPException)
+        status, code, message = http_status(exc.status_code, str(exc.detail))
+        return JSONResponse(body(code, message), status_code=status, headers=exc.headers)
+
+    async def invalid(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return JSONResponse(body("bad_request", _validation_message(exc)), status_code=400)
+
+    app.add_exception_handler(MvlatticeError, mvlattice_error)
+    app.add_exception_handler(Exception, mvlattice_error)  # bugs: 500, traceback in the log
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, invalid)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return one_line(Exception("; ".join(parts) or "invalid request"))
+
+
+def _outcome(rewritten: bool) -> str:
+    return "rewritten" if rewritten else "not_rewritten"
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000.0, 3)

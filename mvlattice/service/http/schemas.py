@@ -1,0 +1,111 @@
+"""Request and response bodies as the OpenAPI document describes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RewriteRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sql: str = Field(min_length=1, description="a query (SELECT/WITH); the body size is bounded")
+    explain: bool = Field(False, description="explain every view considered")
+    model: str | None = Field(None, description="the served model to use (default: any)")
+
+
+class QueryRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sql: str = Field(min_length=1, description="a query (SELECT/WITH); the body size is bounded")
+    rewrite: bool = Field(True, description="rewrite onto tiles and materializations first")
+    limit: int | None = Field(
+        None, ge=0, description="at most this many rows (capped by the server's --max-rows)"
+    )
+    model: str | None = None
+
+
+class Explanation(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    view: str | None = None
+    outcome: str | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+class RewriteResponse(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    rewritten: bool
+    sql: str
+    materializations: list[str]
+    explain: list[Explanation] | None = None
+    model: str
+    elapsed_ms: float
+
+
+class QueryResponse(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    columns: list[str]
+    rows: list[list[Any]]
+    row_count: int
+    truncated: bool
+    limit: int
+    rewritten: bool
+    materializations: list[str]
+    sql: str
+    model: str
+    elapsed_ms: float
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+
+
+class Health(BaseModel):
+    status: str
+    models: list[str]
+
+
+class JobResponse(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    kind: str
+    model: str
+    lattice: str | None
+    target: str | None
+    status: str
+    submitted_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    result: dict[str, Any] | None
+    error: ErrorDetail | None
+
+
+class LatticeList(BaseModel):
+    lattices: list[dict[str, Any]]
+
+
+class TileList(BaseModel):
+    tiles: list[dict[str, Any]]
+
+
+def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for the error statuses a route can return."""
+    text = {
+        400: "bad SQL or input",
+        401: "missing or wrong bearer token",
+        404: "unknown name",
+        409: "conflicting job",
+        413: "request body too large",
+    }
+    return {s: {"model": ErrorResponse, "description": text[s]} for s in statuses}

@@ -1,0 +1,294 @@
+"""The query log: every rewrite/query request, as a Delta table in the warehouse.
+
+Location `<warehouse>/_mvlattice/query_log`; one row per request with its time (UTC), the
+normalized SQL, the fingerprint of its shape (literals blanked, see `fingerprint`), the kind of
+request, whether it was rewritten and onto which views, latency, outcome (`ok` or an error
+code), source (`http`, `cli`), model and a message. The service appends in small batches on a
+background thread (`QueryLogWriter`), never on the request path; Delta appends from several
+processes commit without conflict. The suggester and HRU's workload weights read it through
+`read_log` / `query_log_sql`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mvlattice.errors import UsageError
+from mvlattice.lattice.durations import parse_duration
+from mvlattice.service.fingerprint import fingerprint, normalize_sql
+from mvlattice.settings import join_location
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger("mvlattice.service")
+
+SCHEMA = (
+    "time TIMESTAMP, sql STRING, fingerprint STRING, kind STRING, rewritten BOOLEAN, "
+    "views ARRAY<STRING>, latency_ms DOUBLE, outcome STRING, source STRING, model STRING, "
+    "message STRING"
+)
+COLUMNS = tuple(part.split()[0] for part in SCHEMA.split(", "))
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request as the service saw it — cheap to make on the request path."""
+
+    at: float  # seconds since the epoch
+    sql: str
+    kind: str  # rewrite | query
+    rewritten: bool
+    views: tuple[str, ...]
+    latency_ms: float
+    outcome: str  # ok | an error code (bad_sql, not_found, …)
+    source: str = "http"  # http | cli
+    model: str = ""
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One row of the query-log table."""
+
+    time: dt.datetime  # aware, UTC
+    sql: str  # normalized
+    fingerprint: str
+    kind: str
+    rewritten: bool
+    views: tuple[str, ...]
+    latency_ms: float
+    outcome: str
+    source: str
+    model: str
+    message: str | None
+
+    def row(self) -> tuple[Any, ...]:
+        return tuple(list(self.views) if c == "views" else getattr(self, c) for c in COLUMNS)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {c: getattr(self, c) for c in COLUMNS}
+        out["time"], out["views"] = self.time.isoformat(), list(self.views)
+        return out
+
+
+def to_record(request: Request) -> LogRecord:
+    """Normalize and fingerprint a request (a sqlglot parse: done off the request path)."""
+    return LogRecord(
+        dt.datetime.fromtimestamp(request.at, dt.UTC),
+        normalize_sql(request.sql),
+        fingerprint(request.sql),
+        request.kind,
+        request.rewritten,
+        tuple(request.views),
+        float(request.latency_ms),
+        request.outcome,
+        request.source,
+        request.model,
+        request.message,
+    )
+
+
+def log_location(warehouse: str) -> str:
+    return join_location(warehouse, "_mvlattice", "query_log")
+
+
+# -- writing -----------------------------------------------------------------------------------
+def append(spark: SparkSession, warehouse: str, records: Iterable[LogRecord]) -> int:
+    """Append records to the table (created by the first append); the number written."""
+    rows = [r.row() for r in records]
+    if rows:
+        frame = spark.createDataFrame(rows, SCHEMA).coalesce(1)  # one small file per batch
+        frame.write.format("delta").mode("append").save(log_location(warehouse))
+    return len(rows)
+
+
+def log_now(spark: SparkSession, warehouse: str, requests: Iterable[Request]) -> int:
+    """Append at once, for callers without a writer thread (the CLI's rewrite and query)."""
+    return append(spark, warehouse, [to_record(r) for r in requests])
+
+
+class QueryLogWriter:
+    """Buffers requests and appends them in batches on a daemon thread: when `batch` are
+    waiting or the oldest has waited `interval` seconds, and on `close`. When appends fail the
+    records wait for the next try; past `max_pending` the oldest are dropped (and counted)."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        warehouse: str,
+        *,
+        batch: int = 500,
+        interval: float = 2.0,
+        max_pending: int = 100_000,
+    ) -> None:
+        self.spark, self.warehouse = spark, warehouse
+        self.batch, self.interval = batch, interval
+        self._pending: deque[Request] = deque(maxlen=max_pending)
+        self._wake = threading.Condition()
+        self._closing = False
+        self.written = self.dropped = self.failures = 0
+        self._thread = threading.Thread(target=self._run, name="mvlattice-querylog", daemon=True)
+
+    def start(self) -> QueryLogWriter:
+        self._thread.start()
+        return self
+
+    def record(self, request: Request) -> None:
+        with self._wake:
+            if len(self._pending) == self._pending.maxlen:
+                self.dropped += 1
+            self._pending.append(request)
+            if len(self._pending) >= self.batch:
+                self._wake.notify()
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Write what is waiting, then stop."""
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                if not self._closing:
+                    self._wake.wait_for(self._due, timeout=self.interval)
+                closing = self._closing
+                taken = self._take()
+            ok = self._write(taken, keep=not closing) if taken else True
+            if closing and (not ok or not self._pending):
+                return  # at shutdown a failing table is not retried forever
+
+    def _due(self) -> bool:
+        return self._closing or len(self._pending) >= self.batch
+
+    def _take(self) -> list[Request]:
+        count = min(len(self._pending), 10 * self.batch)
+        return [self._pending.popleft() for _ in range(count)]
+
+    def _write(self, requests: list[Request], *, keep: bool) -> bool:
+        try:
+            self.written += append(self.spark, self.warehouse, [to_record(r) for r in requests])
+            return True
+        except Exception as exc:  # noqa: BLE001 - the log must never take the service down
+            self.failures += 1
+            log.warning("query log: append of %d records failed: %s", len(requests), exc)
+            if keep:
+                with self._wake:
+                    self._pending.extendleft(reversed(requests))
+                time.sleep(min(30.0, self.interval * 2 ** min(self.failures, 5)))
+            return False
+
+
+# -- reading -----------------------------------------------------------------------------------
+def parse_since(text: str | None, now: dt.datetime | None = None) -> dt.datetime | None:
+    """'2h', '7d', '90s' (ago) or an ISO date/time (UTC unless it says otherwise)."""
+    if text is None:
+        return None
+    now = now or dt.datetime.now(dt.UTC)
+    try:
+        return now - dt.timedelta(seconds=parse_duration(text))
+    except ValueError:
+        pass
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(
+            f"--since '{text}': give a duration ago (e.g. '2h', '7d') or an ISO date/time"
+        ) from None
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+
+
+def read_log(
+    warehouse: str, since: dt.datetime | str | None = None, *, spark: SparkSession | None = None
+) -> tuple[LogRecord, ...]:
+    """The logged requests (since a time, if given), oldest first; none before the first."""
+    return read_table(log_location(warehouse), since, spark=spark, warehouse=warehouse)
+
+
+def read_table(
+    location: str,
+    since: dt.datetime | str | None = None,
+    *,
+    spark: SparkSession | None = None,
+    warehouse: str | None = None,
+) -> tuple[LogRecord, ...]:
+    from pyspark.sql import functions as F
+
+    from mvlattice.jobs.deltalog import latest_version
+
+    session = spark or _session(warehouse or _warehouse_of(location))
+    if latest_version(session, location) is None:
+        return ()
+    frame = session.read.format("delta").load(location)
+    start = parse_since(since) if isinstance(since, str) else since
+    if start is not None:
+        frame = frame.where(F.col("time") >= F.lit(start))
+    rows = frame.orderBy("time").collect()
+    return tuple(_record(row.asDict()) for row in rows)
+
+
+def query_log_sql(
+    warehouse: str, since: dt.datetime | str | None = None, *, spark: SparkSession | None = None
+) -> list[str]:
+    """The SQL of every logged request that was valid SQL, oldest first (a workload)."""
+    return [r.sql for r in read_log(warehouse, since, spark=spark) if _usable(r)]
+
+
+def table_records(location: str) -> list[dict[str, Any]]:
+    """The suggester's reader for a query-log table: records with `sql`, `ts` and `id`."""
+    return [
+        {"sql": r.sql, "ts": r.time.isoformat(), "id": f"{r.fingerprint}@{r.time.isoformat()}"}
+        for r in read_table(location)
+        if _usable(r)
+    ]
+
+
+def install_suggester_reader() -> None:
+    """Let `mvlattice suggest --log <warehouse>/_mvlattice/query_log` read this table."""
+    from mvlattice.lattice.suggest.logs import register_table_reader
+
+    register_table_reader(table_records)
+
+
+def _usable(record: LogRecord) -> bool:
+    return record.outcome not in ("bad_sql", "unsupported_sql", "bad_request")
+
+
+def _record(row: dict[str, Any]) -> LogRecord:
+    when = row["time"]
+    when = when.astimezone(dt.UTC) if when is not None else dt.datetime.fromtimestamp(0, dt.UTC)
+    values = {c: row.get(c) for c in COLUMNS}
+    values["time"], values["views"] = when, tuple(row.get("views") or ())
+    return LogRecord(**values)
+
+
+def _warehouse_of(location: str) -> str:
+    """The warehouse of `<warehouse>/_mvlattice/query_log` (else the table's own folder)."""
+    parts = location.rstrip("/").rsplit("/", 2)
+    return parts[0] if len(parts) == 3 and parts[1] == "_mvlattice" else location
+
+
+def _session(warehouse: str) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    from mvlattice.spark import build_session, resolve_master, spark_conf
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    master = resolve_master(None)
+    return build_session(master, warehouse, spark_conf(master, warehouse, ()))

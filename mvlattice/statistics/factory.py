@@ -1,0 +1,128 @@
+"""`provider_for`: the statistic provider of a lattice, as its `statisticProvider` asks.
+
+    provider = provider_for(spark, model, "star")          # the lattice's choice (profiler)
+    provider.row_count(); provider.distinct_count(["the_year", "brand_name"])
+
+Nothing runs until the first question. Then the lattice is profiled (singles and pairs in one
+pass, larger surprising sets in one pass per size, see `profile`) through the persistent cache
+(see `store`), so a second provider over unchanged data counts nothing. Sets never counted are
+estimated (see `estimate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from mvlattice.errors import UsageError
+from mvlattice.lattice.lattice import Lattice
+from mvlattice.statistics.cache import CachingCounter
+from mvlattice.statistics.exact import ExactCounter
+from mvlattice.statistics.profile import SURPRISE, Profile, run_profile
+from mvlattice.statistics.profiled import ProfiledStatisticProvider
+from mvlattice.statistics.provider import SetCounter
+from mvlattice.statistics.sketch import TOLERANCE, SketchCounter
+from mvlattice.statistics.store import FileCountStore, statistics_store
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from mvlattice.lattice.model import Model
+
+KINDS = ("exact", "profiler")
+DEFAULT_KIND = "profiler"
+DEFAULT_MAX_SIZE = 3
+
+Progress = Callable[[str], None]
+
+
+def provider_for(
+    spark: SparkSession,
+    model: Model,
+    lattice: Lattice | str,
+    *,
+    kind: str | None = None,
+    warehouse: str | None = None,
+    max_size: int = DEFAULT_MAX_SIZE,
+    surprise: float = SURPRISE,
+    cache: bool = True,
+    progress: Progress | None = None,
+) -> ProfiledStatisticProvider:
+    """The lattice's provider: `kind` None means its `statisticProvider` (default profiler)."""
+    lat = model.lattice(lattice) if isinstance(lattice, str) else lattice
+    chosen = kind or lat.statistic_provider or DEFAULT_KIND
+    if chosen not in KINDS:
+        raise UsageError(f"unknown statistic provider '{chosen}'; expected exact or profiler")
+    if max_size < 1:
+        raise UsageError("--max-size must be at least 1")
+    say = progress or (lambda _line: None)
+    counter = make_counter(spark, lat, chosen, progress=say)
+    where = warehouse or model.warehouse
+    store = (lambda: _open_store(spark, model, lat, counter, where, say)) if cache else None
+    cached = CachingCounter(counter, store)
+    tolerance = 0.0 if counter.exact else TOLERANCE
+
+    def build() -> Profile:
+        say(f"profiling lattice '{lat.name}' ({len(lat.labels)} columns, {counter.description})")
+        return run_profile(
+            cached, lat.name, lat.labels, max_size=max_size, surprise=surprise,
+            tolerance=tolerance, progress=say,
+        )  # fmt: skip
+
+    return ProfiledStatisticProvider(build, cached, tolerance=tolerance)
+
+
+def make_counter(
+    spark: SparkSession, lattice: Lattice, kind: str, *, progress: Progress | None = None
+) -> SetCounter:
+    if kind == "exact":
+        return ExactCounter(spark, lattice, progress=progress)
+    return SketchCounter(spark, lattice)
+
+
+def _open_store(
+    spark: SparkSession,
+    model: Model,
+    lattice: Lattice,
+    counter: SetCounter,
+    warehouse: str,
+    say: Progress,
+) -> FileCountStore | None:
+    from mvlattice.delta import lattice_tables, source_versions
+
+    versions = source_versions(spark, lattice_tables(model, lattice.name))
+    store = statistics_store(warehouse, lattice, counter.description, versions, spark)
+    if store is None:
+        say("not caching: some source tables have no Delta version to key the cache on")
+    return store
+
+
+def profile_lattice(
+    spark: SparkSession,
+    model: Model,
+    lattice: str | None = None,
+    *,
+    kind: str | None = None,
+    max_size: int = DEFAULT_MAX_SIZE,
+    warehouse: str | None = None,
+    progress: Progress | None = None,
+) -> Profile:
+    """Profile one lattice of the model (the only one when `lattice` is None), via the cache."""
+    chosen = choose_lattice(model, lattice)
+    provider = provider_for(
+        spark, model, chosen, kind=kind, warehouse=warehouse, max_size=max_size, progress=progress
+    )
+    return provider.profile
+
+
+def choose_lattice(model: Model, name: str | None) -> Lattice:
+    if name is not None:
+        return model.lattice(name)
+    if len(model.lattices) == 1:
+        return model.lattices[0]
+    if not model.lattices:
+        from mvlattice.errors import NotFoundError
+
+        raise NotFoundError(f"{model.file} declares no lattice")
+    names = ", ".join(lat.name for lat in model.lattices)
+    raise UsageError(f"{model.file} declares several lattices ({names}); choose one with --lattice")

@@ -1,0 +1,84 @@
+"""The profiler's counter: one scan of the star sketches every requested column set.
+
+Each column is hashed once (`counting_sql.column_hashes`, NULL-aware); every set then feeds the
+64-bit hash of its columns' hashes into a HyperLogLog sketch — all in one aggregate, so a whole
+level of the profile costs a single scan of the star, however many sets it holds.
+
+Precision: DataSketches HLL (`hll_sketch_agg`) with lgConfigK = 16 (65,536 buckets) has a
+relative standard error of about 1.04/√65536 ≈ 0.41 %, so ±2 % is about five standard errors;
+below ~K/16 distinct values the sketch keeps exact coupons and is practically exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from mvlattice.lattice.lattice import Lattice
+from mvlattice.statistics.counting_sql import (
+    ROWS,
+    SKETCHES,
+    column_hashes,
+    distinct_alias,
+    sketch_select,
+)
+from mvlattice.statistics.exact import run_job
+from mvlattice.statistics.provider import ColumnSet, Counts, ordered
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_SKETCH = "hll"
+DEFAULT_PRECISION = 16  # lgConfigK for "hll", p for "hllpp"
+TOLERANCE = 0.01  # counts this close are "equal" when looking for keys and FDs in sketches
+
+
+class SketchCounter:
+    """`SetCounter` with HyperLogLog estimates; one Spark job per `count` call."""
+
+    exact = False
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        lattice: Lattice,
+        *,
+        sketch: str = DEFAULT_SKETCH,
+        precision: int = DEFAULT_PRECISION,
+    ) -> None:
+        if sketch not in SKETCHES:
+            raise ValueError(f"unknown sketch '{sketch}'; expected one of {', '.join(SKETCHES)}")
+        if not 4 <= precision <= 21:
+            raise ValueError("sketch precision must be between 4 and 21")
+        self.spark = spark
+        self.lattice = lattice
+        self.sketch = sketch
+        self.precision = precision
+        self.jobs = 0
+
+    @property
+    def description(self) -> str:
+        if self.sketch == "hll":
+            return f"HLL sketch (hll_sketch_agg), lgConfigK={self.precision}"
+        return f"HLL++ (approx_count_distinct), p={self.precision}"
+
+    def count(self, column_sets: Sequence[ColumnSet]) -> Counts:
+        labels = self.lattice.labels
+        sets = [ordered(s, labels) for s in dict.fromkeys(column_sets) if s]
+        needed = tuple(c for c in labels if any(c in s for s in sets))
+        star = "(" + self.lattice.star_sql(needed or None) + ") AS star"
+        hashed = "(" + column_hashes(star, needed) + ") AS hashed"
+        text = sketch_select(hashed, needed, sets, self.sketch, self.precision)
+        row = run_job(lambda: self.spark.sql(text).first())
+        self.jobs += 1
+        rows = int(row[ROWS])
+        distinct = {
+            frozenset(s): _bounded(row[distinct_alias(i)], rows) for i, s in enumerate(sets)
+        }
+        distinct[frozenset()] = min(1.0, rows)
+        return Counts(rows, distinct, exact=False)
+
+
+def _bounded(estimate: float, rows: int) -> float:
+    """A sketch can overshoot; no set has more distinct values than the star has rows."""
+    return float(min(max(float(estimate), 1.0 if rows else 0.0), rows))

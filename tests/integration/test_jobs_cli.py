@@ -1,0 +1,137 @@
+"""The jobs commands end to end on a copy of FoodMart (the issue's "done when"): materialize
+builds the planned tiles; `tiles --json` lists them fresh; appending to the fact table makes
+them stale; `refresh` brings them back to fresh by the incremental path. Plus bad input."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mvlattice.service.cli import main
+from mvlattice.workspace import Workspace
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "jobs_fm"
+TABLES = ("sales_fact_1997", "product", "time_by_day", "product_class")
+MODEL = """
+version: "1.0"
+defaultSchema: {schema}
+schemas:
+  - name: {schema}
+    type: delta
+    location: {location}
+    tables:
+      - name: sales_fact_1997
+        foreignKeys:
+          - {{columns: [product_id], references: product}}
+          - {{columns: [time_id], references: time_by_day}}
+      - {{name: time_by_day, primaryKey: [time_id]}}
+      - {{name: product, primaryKey: [product_id]}}
+      - {{name: product_class, primaryKey: [product_class_id]}}
+    lattices:
+      - name: {schema}_star
+        sql:
+          - select 1 from "{schema}"."sales_fact_1997" as "s"
+          - join "{schema}"."product" as "p" using ("product_id")
+          - join "{schema}"."time_by_day" as "t" using ("time_id")
+          - join "{schema}"."product_class" as "pc"
+          - on "p"."product_class_id" = "pc"."product_class_id"
+        auto: true
+        algorithm: true
+        rowCountEstimate: 86837
+        refresh: {{cron: "0 3 * * *"}}
+        defaultMeasures:
+          - agg: count
+          - {{agg: sum, args: unit_sales}}
+"""
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def fm_model(spark, foodmart: Path) -> Path:  # noqa: ANN001
+    base = foodmart / "jobs" / SCHEMA
+    for name in TABLES:
+        frame = spark.read.format("delta").load(str(foodmart / "foodmart" / name))
+        frame.write.format("delta").mode("overwrite").save(str(base / name))
+    model = base / "model.yaml"
+    model.write_text(textwrap.dedent(MODEL).format(schema=SCHEMA, location=base))
+    return model
+
+
+def test_materialize_tiles_append_refresh(fm_model: Path, foodmart: Path, spark, capsys) -> None:  # noqa: ANN001
+    wh = ("--warehouse", str(foodmart))
+    code, out, err = cli(capsys, "materialize", str(fm_model), "--max-tiles", "3", "--json", *wh)
+    assert code == 0, err
+    built = json.loads(out)["results"]
+    assert built and {r["status"] for r in built} == {"built"}
+    assert any(r["path"] == "rollup" for r in built)  # coarser planned tiles roll up
+
+    code, out, _ = cli(capsys, "tiles", str(fm_model), "--json", *wh)
+    tiles = json.loads(out)["tiles"]
+    assert {t["status"] for t in tiles} == {"fresh"} and {t["origin"] for t in tiles} == {"planned"}
+    assert {t["name"] for t in tiles} == {r["target"] for r in built}
+    first = tiles[0]
+    assert first["source_versions"] == first["current_versions"] and first["rows"] > 0
+
+    ws = Workspace(fm_model, warehouse=str(foodmart))
+    plan = ws.plan(max_tiles=3)  # statistics are cached by source versions: no new profile
+    month = plan.answering(["the_year", "the_month"])
+    assert month is not None
+    actual = next(t["rows"] for t in tiles if t["dimensions"] == list(month.dimensions))
+    assert abs(actual - month.rows) <= 0.1 * actual  # the estimate HRU planned with
+
+    fact = str(foodmart / "jobs" / SCHEMA / "sales_fact_1997")
+    spark.read.format("delta").load(fact).limit(868).write.format("delta").mode("append").save(
+        fact
+    )  # 1 % more rows
+    code, out, _ = cli(capsys, "tiles", str(fm_model), "--json", *wh)
+    assert {t["status"] for t in json.loads(out)["tiles"]} == {"stale"}
+
+    code, out, err = cli(capsys, "refresh", str(fm_model), "--json", *wh)
+    assert code == 0, err
+    results = json.loads(out)["results"]
+    assert {r["path"] for r in results} == {"incremental"}
+    code, out, _ = cli(capsys, "tiles", str(fm_model), *wh)
+    assert code == 0 and "stale" not in out and out.count("fresh") == len(results)
+
+
+def test_bad_input_is_one_line_with_exit_2(fm_model: Path, foodmart: Path, capsys) -> None:  # noqa: ANN001
+    wh = ("--warehouse", str(foodmart))
+    code, _, err = cli(capsys, "refresh", str(fm_model), "--tile", "nope", *wh)
+    assert code == 2 and err.startswith("mvlattice: error: no tile or materialization 'nope'")
+    assert len(err.strip().splitlines()) == 1
+    code, _, err = cli(capsys, "materialize", str(fm_model), "--lattice", "stra", *wh)
+    assert code == 2 and "no lattice 'stra'" in err
+    code, _, err = cli(capsys, "gc", str(fm_model), "--unused-for", "soon", *wh)
+    assert code == 2 and "'soon' is not a duration" in err
+
+    code, out, _ = cli(capsys, "schedule", str(fm_model), "--list", "--json", *wh)
+    (job,) = json.loads(out)["schedule"]
+    assert code == 0 and (job["name"], job["cron"]) == (f"{SCHEMA}_star", "0 3 * * *")
+    assert job["next_run"].split(" ")[1].startswith("03:00")
+
+    code, out, _ = cli(capsys, "gc", str(fm_model), "--dry-run", "--json", *wh)
+    assert code == 0 and json.loads(out)["would_remove"] == []
+
+
+def test_a_bad_cron_is_a_model_error_with_its_path(
+    tmp_path: Path,
+    fm_model: Path,
+    foodmart: Path,
+    capsys,  # noqa: ANN001
+) -> None:
+    source = fm_model.read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(source.replace('cron: "0 3 * * *"', 'cron: "0 25 * * *"'))
+    code, _, err = cli(capsys, "schedule", str(bad), "--warehouse", str(foodmart))
+    assert code == 2
+    assert "schemas[0].lattices[0].refresh.cron" in err and "bad hour field '25'" in err

@@ -1,0 +1,70 @@
+"""A refresh killed mid-write (its Spark job cancelled while data files are being written)
+leaves the previous tile version readable, the catalog `failed` (never `fresh`), and the next
+refresh succeeds."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mvlattice.jobs.deltalog import latest_version
+from mvlattice.jobs.tables import cancel
+from mvlattice.workspace import Workspace
+from tests.integration.test_jobs_support import (
+    SALES_DDL,
+    make_shop,
+    rows_of,
+    sales,
+    tile_name,
+    write,
+)
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "jobs_kill"
+DIMS = ("brand", "category", "the_year", "the_month")
+
+
+def wait_for(predicate, seconds: float) -> bool:  # noqa: ANN001
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_killed_refresh_keeps_the_old_version(spark, warehouse: Path) -> None:  # noqa: ANN001
+    model = make_shop(spark, warehouse, SCHEMA, f"- dimensions: [{', '.join(DIMS)}]\n")
+    ws = Workspace(model, warehouse=str(warehouse))
+    assert ws.materialize().ok
+    tile = tile_name(ws, DIMS)
+    location = Path(ws.warehouse) / "_mvlattice" / "tiles" / tile.split(".")[1]
+    before, version = rows_of(spark, f"select * from {tile}"), latest_version(spark, str(location))
+    write(spark, warehouse / "jobs" / SCHEMA / "sales", sales(500, 40), SALES_DDL, mode="append")
+
+    old_files = set(location.glob("*.parquet"))
+    outcome: dict = {}
+    worker = threading.Thread(target=lambda: outcome.update(result=ws.refresh(tile=tile)))
+    spark.conf.set("spark.sql.files.maxRecordsPerFile", "1")  # one file per row: a slow write
+    try:
+        worker.start()
+        assert wait_for(lambda: set(location.glob("*.parquet")) - old_files, 600)
+        cancel(spark, tile)  # mid-write: data files exist, no commit yet
+        worker.join(600)
+    finally:
+        spark.conf.unset("spark.sql.files.maxRecordsPerFile")
+    (result,) = outcome["result"].results
+    assert result.status == "failed" and "cancel" in result.error.lower()
+    assert latest_version(spark, str(location)) == version  # nothing was committed
+    assert rows_of(spark, f"select * from {tile}") == before  # the old version, readable
+    entry = next(e for e in ws.tiles() if e.name == tile)
+    assert (entry.status, entry.code, entry.usable) == ("failed", "FAILED", False)
+
+    again = ws.refresh(tile=tile)
+    assert again.ok and again.results[0].path == "incremental"
+    assert next(e for e in ws.tiles() if e.name == tile).status == "fresh"
+    assert len(rows_of(spark, f"select * from {tile}")) >= len(before)

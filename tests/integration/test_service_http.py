@@ -1,0 +1,319 @@
+"""The HTTP service end to end: ONE real `mvlattice serve` process on a loopback port (its own
+Spark driver) over a tiny shop star in Delta; every endpoint, every error status, the token
+rule, the body limit, non-SELECT rejection, rewriting onto a tile built through the API, a
+refresh running while queries are answered (never a wrong answer), the embedded scheduler, a
+bounded schemathesis fuzz run, and a clean stop that leaves the query log complete."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mvlattice.service.fingerprint import fingerprint
+from mvlattice.service.querylog import query_log_sql, read_log
+from tests.integration.test_service_support import (
+    MAX_BODY,
+    MAX_ROWS,
+    SALES_DDL,
+    TOKEN,
+    Server,
+    make_shop,
+    sales,
+    start,
+    wait_for_job,
+)
+
+pytestmark = pytest.mark.spark
+
+BY_CATEGORY = (
+    "select p.category, sum(s.units) as units, count(*) as n from shop.sales s "
+    "join shop.product p on s.product_id = p.product_id group by p.category"
+)
+BY_CATEGORY_2021 = BY_CATEGORY.replace("group by", "where s.year = 2021 group by")
+DETAIL = "select sale_id, units from shop.sales"
+
+
+@pytest.fixture(scope="module")
+def server(spark, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN001, ANN201
+    root = tmp_path_factory.mktemp("service_http")
+    model = make_shop(spark, root)
+    running = start(model, root / "warehouse", root / "server.log")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def built(server: Server) -> dict:
+    """The lattice's tiles, built through the API: the finished job."""
+    status, job = server.call("POST", "/v1/lattices/star/materialize")
+    assert status == 202, job
+    done = wait_for_job(server, job["id"])
+    assert done["status"] == "succeeded", done
+    return done
+
+
+def truth(spark, server: Server, sql: str) -> Counter:  # noqa: ANN001
+    """What the base tables say, computed in the test's own Spark session."""
+    data = server.model.parent / "data"
+    spark.read.format("delta").load(str(data / "sales")).createOrReplaceTempView("t_sales")
+    spark.read.format("delta").load(str(data / "product")).createOrReplaceTempView("t_product")
+    text = sql.replace("shop.sales", "t_sales").replace("shop.product", "t_product")
+    return Counter(tuple(r) for r in spark.sql(text).collect())
+
+
+def rows(doc: dict) -> Counter:
+    return Counter(tuple(r) for r in doc["rows"])
+
+
+def tile_name(server: Server) -> str:
+    status, doc = server.call("GET", "/v1/tiles?lattice=star")
+    assert status == 200
+    (tile,) = [t["name"] for t in doc["tiles"] if t["kind"] == "tile"]
+    return tile
+
+
+# -- security ------------------------------------------------------------------------------------
+def test_health_needs_no_token_but_everything_else_does(server: Server) -> None:
+    assert server.call("GET", "/healthz", token=None) == (200, {"status": "ok", "models": ["shop"]})
+    for token in (None, "wrong-token-0123456789", TOKEN + "x"):
+        status, doc = server.call("GET", "/v1/tiles", token=token)
+        assert (status, doc["error"]["code"]) == (401, "unauthorized")
+        assert server.call("POST", "/v1/rewrite", {"sql": "select 1"}, token=token)[0] == 401
+        assert server.call("GET", "/openapi.json", token=token)[0] == 401
+    assert server.call("GET", "/v1/tiles")[0] == 200
+
+
+def test_openapi_document(server: Server) -> None:
+    status, doc = server.call("GET", "/openapi.json")
+    assert status == 200 and doc["openapi"].startswith("3.")
+    assert {"/v1/rewrite", "/v1/query", "/v1/tiles/{name}/refresh", "/metrics"} <= set(doc["paths"])
+
+
+def test_request_bodies_are_bounded(server: Server) -> None:
+    big = {"sql": "select 1 " + " " * MAX_BODY}
+    status, doc = server.call("POST", "/v1/rewrite", big)
+    assert (status, doc["error"]["code"]) == (413, "too_large")
+    assert server.call("POST", "/v1/rewrite", {"sql": "select 1"})[0] == 200
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["drop table shop.sales", "delete from shop.sales", "insert into shop.sales select * from "
+     "shop.sales", "select 1; drop table shop.sales", "create table x as select 1"],
+)  # fmt: skip
+def test_only_queries_are_accepted(server: Server, sql: str) -> None:
+    for path in ("/v1/rewrite", "/v1/query"):
+        status, doc = server.call("POST", path, {"sql": sql})
+        assert (status, doc["error"]["code"]) == (400, "bad_sql"), doc
+    status, doc = server.call("POST", "/v1/query", {"sql": "select count(*) from shop.sales"})
+    assert status == 200 and doc["rows"][0][0] >= 200  # the table is untouched
+
+
+# -- errors --------------------------------------------------------------------------------------
+def test_each_error_status(server: Server) -> None:
+    cases = [
+        ("POST", "/v1/rewrite", {"sql": "select nope from shop.sales"}, 400, "bad_sql"),
+        ("POST", "/v1/query", {"sql": "select * from shop.nosuch"}, 400, "bad_sql"),
+        ("POST", "/v1/query", {"sql": "select 1", "limit": -5}, 400, "bad_request"),
+        ("POST", "/v1/rewrite", {"query": "select 1"}, 400, "bad_request"),
+        ("POST", "/v1/rewrite", {"sql": "select 1", "model": "other"}, 404, "not_found"),
+        ("GET", "/v1/lattices/nope", None, 404, "not_found"),
+        ("GET", "/v1/tiles?lattice=nope", None, 404, "not_found"),
+        ("POST", "/v1/tiles/mvlattice.nope/refresh", None, 404, "not_found"),
+        ("POST", "/v1/lattices/nope/materialize", None, 404, "not_found"),
+        ("GET", "/v1/jobs/job-404-none", None, 404, "not_found"),
+        ("GET", "/v2/anything", None, 404, "not_found"),
+        ("PUT", "/v1/rewrite", {"sql": "select 1"}, 405, "method_not_allowed"),
+    ]
+    for method, path, body, want_status, want_code in cases:
+        status, doc = server.call(method, path, body)
+        assert (status, doc["error"]["code"]) == (want_status, want_code), (path, doc)
+        assert doc["error"]["message"] and "Traceback" not in doc["error"]["message"]
+    malformed = server.call("POST", "/v1/rewrite", raw=b'{"sql": ')
+    assert malformed[0] == 400
+
+
+# -- lattices, building, rewriting ---------------------------------------------------------------
+def test_lattices(server: Server) -> None:
+    status, doc = server.call("GET", "/v1/lattices")
+    assert status == 200 and [lat["name"] for lat in doc["lattices"]] == ["star"]
+    status, star = server.call("GET", "/v1/lattices/star")
+    assert status == 200 and star["fact"] == "shop.sales"
+    assert {"category", "year", "brand"} <= {d["label"] for d in star["dimensions"]}
+    assert [m["name"] for m in star["measures"]] == ["count", "sum_units"]
+    assert star["tiles"] == [
+        {
+            "dimensions": ["category", "year"],
+            "measures": [{"agg": "count"}, {"agg": "sum", "args": ["units"]}],
+        }
+    ]
+    planned = star["plan"]["tiles"]
+    assert [t["dimensions"] for t in planned] == [["category", "year"]]
+    assert planned[0]["rows"] == 6 and star["plan"]["rows"] == 200
+
+
+def test_materialize_builds_the_tiles_through_a_job(server: Server, built: dict) -> None:
+    (result,) = [r for r in built["result"]["results"] if r["kind"] == "tile"]
+    assert result["status"] in ("built", "skipped") and result["error"] is None
+    status, doc = server.call("GET", "/v1/tiles")
+    by_kind = {t["kind"]: t for t in doc["tiles"]}
+    assert by_kind["tile"]["status"] == "fresh" and by_kind["tile"]["rows"] == 6
+    assert by_kind["tile"]["model"] == "shop"
+
+
+def test_rewrite_reads_the_tile(server: Server, built: dict) -> None:
+    status, doc = server.call("POST", "/v1/rewrite", {"sql": BY_CATEGORY, "explain": True})
+    assert status == 200, doc
+    tile = tile_name(server)
+    assert doc["rewritten"] is True and doc["materializations"] == [tile]
+    assert tile in doc["sql"] and "shop.sales" not in doc["sql"]
+    assert any(e["view"] == tile and e["outcome"] == "used" for e in doc["explain"])
+    status, quiet = server.call("POST", "/v1/rewrite", {"sql": BY_CATEGORY})
+    assert quiet["explain"] is None and quiet["sql"] == doc["sql"]
+    status, miss = server.call("POST", "/v1/rewrite", {"sql": DETAIL, "explain": True})
+    assert miss["rewritten"] is False and miss["materializations"] == [] and miss["sql"] == DETAIL
+
+
+def test_query_answers_equal_the_base_tables(spark, server: Server, built: dict) -> None:  # noqa: ANN001
+    for sql in (BY_CATEGORY, BY_CATEGORY_2021):
+        status, fast = server.call("POST", "/v1/query", {"sql": sql})
+        assert status == 200 and fast["rewritten"] is True, fast
+        status, slow = server.call("POST", "/v1/query", {"sql": sql, "rewrite": False})
+        assert slow["rewritten"] is False and slow["materializations"] == []
+        assert rows(fast) == rows(slow) == truth(spark, server, sql)
+        assert fast["columns"] == ["category", "units", "n"] and not fast["truncated"]
+
+
+def test_query_rows_are_bounded(server: Server) -> None:
+    status, doc = server.call("POST", "/v1/query", {"sql": DETAIL, "limit": 7})
+    assert (doc["row_count"], doc["truncated"], doc["limit"]) == (7, True, 7)
+    status, doc = server.call("POST", "/v1/query", {"sql": DETAIL, "limit": 10**9})
+    assert (doc["row_count"], doc["truncated"], doc["limit"]) == (MAX_ROWS, True, MAX_ROWS)
+    status, doc = server.call("POST", "/v1/query", {"sql": DETAIL + " where sale_id < 3"})
+    assert (doc["row_count"], doc["truncated"]) == (3, False)
+
+
+def test_the_catalog_counts_hits(server: Server, built: dict) -> None:
+    server.call("POST", "/v1/rewrite", {"sql": BY_CATEGORY})
+    status, doc = server.call("GET", "/v1/tiles?lattice=star")
+    (tile,) = [t for t in doc["tiles"] if t["kind"] == "tile"]
+    assert tile["hits"] >= 1 and tile["last_used"] is not None
+
+
+# -- concurrency: a refresh while queries run ------------------------------------------------------
+def test_queries_stay_right_while_a_refresh_runs(spark, server: Server, built: dict) -> None:  # noqa: ANN001
+    data = server.model.parent / "data"
+    spark.createDataFrame(sales(200, 40), SALES_DDL).write.format("delta").mode("append").save(
+        str(data / "sales")
+    )
+    expected = truth(spark, server, BY_CATEGORY)
+    status, stale = server.call("POST", "/v1/rewrite", {"sql": BY_CATEGORY, "explain": True})
+    assert stale["rewritten"] is False  # the tile is stale: never read
+    assert any(e["reason"] == "STALE" for e in stale["explain"]), stale["explain"]
+
+    tile = tile_name(server)
+    status, job = server.call("POST", "/v1/lattices/star/materialize")
+    assert status == 202
+    status, clash = server.call("POST", f"/v1/tiles/{tile}/refresh")
+    assert (status, clash["error"]["code"]) == (409, "conflict") and job["id"] in clash[
+        "error"]["message"]  # fmt: skip
+
+    answers: list[tuple[bool, Counter]] = []
+    done = threading.Event()
+
+    def ask() -> None:
+        while not done.is_set():
+            status, doc = server.call("POST", "/v1/query", {"sql": BY_CATEGORY})
+            assert status == 200, doc
+            answers.append((doc["rewritten"], rows(doc)))
+
+    asker = threading.Thread(target=ask)
+    asker.start()
+    finished = wait_for_job(server, job["id"])
+    time.sleep(1.0)
+    done.set()
+    asker.join(300)
+    assert finished["status"] == "succeeded", finished
+    (tile_result,) = [r for r in finished["result"]["results"] if r["target"] == tile]
+    assert tile_result["status"] == "refreshed"
+    assert answers and all(found == expected for _, found in answers)
+    assert answers[-1][0] is True  # after the refresh the tile answers again
+    status, doc = server.call("POST", "/v1/query", {"sql": BY_CATEGORY})
+    assert doc["rewritten"] is True and rows(doc) == expected
+
+
+# -- scheduler, metrics, fuzzing -------------------------------------------------------------
+def test_the_scheduler_runs_inside_the_service(server: Server) -> None:
+    deadline = time.monotonic() + 150  # the materialization's cron fires every minute
+    while time.monotonic() < deadline:
+        status, text = server.call("GET", "/metrics")
+        if 'mvlattice_refreshes_total{trigger="schedule",outcome="ok"}' in text:
+            break
+        time.sleep(2)
+    else:
+        raise AssertionError(f"no scheduled refresh ran:\n{server.output()[-3000:]}")
+    status, doc = server.call("GET", "/v1/tiles")
+    (view,) = [t for t in doc["tiles"] if t["kind"] != "tile"]
+    assert view["name"] == "shop.units_by_year" and view["status"] == "fresh"
+    assert "scheduler (shop): materialization units_by_year: ok" in server.output()
+
+
+def test_metrics(server: Server, built: dict) -> None:
+    status, text = server.call("GET", "/metrics")
+    assert status == 200
+    assert 'mvlattice_http_requests_total{method="POST",route="/v1/rewrite",status="200"}' in text
+    assert 'mvlattice_http_requests_total{method="GET",route="/v1/tiles",status="401"}' in text
+    samples = dict(line.rsplit(" ", 1) for line in text.splitlines() if not line.startswith("#"))
+    assert float(samples['mvlattice_rewrites_total{outcome="rewritten"}']) >= 3
+    assert float(samples['mvlattice_rewrites_total{outcome="not_rewritten"}']) >= 1
+    assert float(samples['mvlattice_rewrites_total{outcome="error"}']) >= 5
+    assert 0 < float(samples["mvlattice_rewrite_hit_ratio"]) < 1
+    assert float(samples["mvlattice_rewrite_latency_seconds_count"]) >= 4
+    assert float(samples['mvlattice_refreshes_total{trigger="http",outcome="ok"}']) >= 2
+
+
+def test_fuzzing_the_openapi_document_finds_no_server_error(server: Server, tmp_path: Path) -> None:
+    report = tmp_path / "fuzz.json"
+    command = [
+        str(Path(sys.executable).with_name("schemathesis")), "run", f"{server.url}/openapi.json",
+        "-H", f"Authorization: Bearer {TOKEN}", "--max-examples", "25", "--seed", "8765",
+        "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,"
+        "response_schema_conformance", "--max-time", "300", "--request-timeout", "120",
+        "--report", "json", "--report-json-path", str(report),
+    ]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    doc = json.loads(report.read_text())
+    generated = doc["test_cases"]["generated"]
+    print(f"schemathesis: {generated} generated requests, {len(doc['failures'])} failures")
+    assert run.returncode == 0, run.stdout[-5000:]
+    assert generated >= 100 and doc["failures"] == [] and doc["errors"] == []
+    assert "[500]" not in run.stdout and "Internal Server Error" not in run.stdout
+
+
+# -- stopping --------------------------------------------------------------------------------------
+def test_a_stop_is_clean_and_the_query_log_complete(spark, server: Server) -> None:  # noqa: ANN001
+    marker = "select 'stop-marker' as m, count(*) from shop.sales where units = 3"
+    assert server.call("POST", "/v1/rewrite", {"sql": marker})[0] == 200
+    code = server.stop()
+    assert code in (0, -15), server.output()[-3000:]  # uvicorn re-raises SIGTERM after stopping
+    out = server.output()
+    assert "Application shutdown complete" in out and "Traceback" not in out
+    log = read_log(str(server.warehouse), spark=spark)
+    last = [r for r in log if "stop-marker" in r.sql]
+    assert len(last) == 1 and last[0].source == "http" and last[0].kind == "rewrite"
+    assert last[0].fingerprint == fingerprint(marker.replace("= 3", "= 4"))
+    hits = [r for r in log if r.rewritten]
+    assert hits and all(r.views == (hits[0].views[0],) for r in hits)
+    assert {"ok", "bad_sql", "bad_request", "not_found"} <= {r.outcome for r in log}
+    assert all(r.latency_ms > 0 and r.model in ("shop", "") for r in log)
+    workload = query_log_sql(str(server.warehouse), spark=spark)
+    assert BY_CATEGORY in {" ".join(s.split()).lower() for s in workload} or any(
+        "sum(s.units)" in s.lower() for s in workload)  # fmt: skip
+    assert not any(s.lower().startswith("drop") for s in workload)

@@ -1,0 +1,168 @@
+"""A real `mvlattice serve` process on a loopback port for the service tests, its tiny shop
+model and data, and a small HTTP client. No tests here."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TOKEN = "service-test-token-0123456789"
+MAX_BODY = 4096
+MAX_ROWS = 50
+
+MODEL = """
+version: "1.0"
+defaultSchema: shop
+schemas:
+  - name: shop
+    type: delta
+    location: {data}
+    tables:
+      - name: sales
+        notNull: [product_id]
+        foreignKeys:
+          - {{columns: [product_id], references: product, referencedColumns: [product_id]}}
+      - name: product
+        primaryKey: [product_id]
+    lattices:
+      - name: star
+        sql:
+          - select 1 from shop.sales as s
+          - join shop.product as p using (product_id)
+        algorithm: false
+        defaultMeasures:
+          - agg: count
+          - {{agg: sum, args: units}}
+        tiles:
+          - dimensions: [category, year]
+    materializations:
+      - view: units_by_year
+        table: units_by_year
+        sql: select year, sum(units) as units from shop.sales group by year
+        refresh: {{cron: "* * * * *"}}
+"""
+
+PRODUCT_DDL = "product_id INT, category STRING, brand STRING"
+SALES_DDL = "sale_id INT, product_id INT, year INT, units INT"
+
+
+def products() -> list[tuple]:
+    return [(i, f"c{i % 3}", f"b{i % 5}") for i in range(10)]
+
+
+def sales(first: int, count: int) -> list[tuple]:
+    return [(i, i % 10, 2020 + i % 2, i % 7) for i in range(first, first + count)]
+
+
+def make_shop(spark: Any, root: Path) -> Path:
+    """Delta tables under `root/data`, the model at `root/shop.yaml`; returns the model."""
+    data = root / "data"
+    spark.createDataFrame(products(), PRODUCT_DDL).write.format("delta").save(str(data / "product"))
+    spark.createDataFrame(sales(0, 200), SALES_DDL).write.format("delta").save(str(data / "sales"))
+    model = root / "shop.yaml"
+    model.write_text(textwrap.dedent(MODEL.format(data=data)))
+    (root / "token").write_text(TOKEN + "\n")
+    return model
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen
+    log: Path
+    warehouse: Path
+    model: Path
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | None = TOKEN,
+        raw: bytes | None = None,
+        timeout: float = 300.0,
+    ) -> tuple[int, Any]:
+        """(status, JSON body — or text when not JSON)."""
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        if token is not None:
+            request.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                status, payload = response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            status, payload = exc.code, exc.read()
+        try:
+            return status, json.loads(payload)
+        except ValueError:
+            return status, payload.decode()
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self, timeout: float = 180.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(30)
+        return self.process.returncode
+
+
+def start(model: Path, warehouse: Path, log: Path, *, wait: float = 600.0) -> Server:
+    port = free_port()
+    command = [
+        sys.executable, "-m", "mvlattice.service.cli", "serve", str(model),
+        "--port", str(port), "--warehouse", str(warehouse), "--master", "local[2]",
+        "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.driver.memory=1g",
+        "--token-file", str(model.parent / "token"),
+        "--max-body-bytes", str(MAX_BODY), "--max-rows", str(MAX_ROWS),
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    out = log.open("w")
+    process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    server = Server(f"http://127.0.0.1:{port}", process, log, warehouse, model)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited ({process.returncode}):\n{server.output()}")
+        try:
+            if server.call("GET", "/healthz", token=None, timeout=5)[0] == 200:
+                return server
+        except OSError:
+            pass
+        time.sleep(1.0)
+    server.stop()
+    raise AssertionError(f"the server did not start in {wait:.0f} s:\n{server.output()}")
+
+
+def wait_for_job(server: Server, job_id: str, timeout: float = 600.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status, job = server.call("GET", f"/v1/jobs/{job_id}")
+        assert status == 200, job
+        if job["status"] in ("succeeded", "failed"):
+            return job
+        time.sleep(0.5)
+    raise AssertionError(f"job {job_id} did not finish in {timeout:.0f} s")

@@ -1,0 +1,57 @@
+"""`mvlattice serve` and `mvlattice log` refuse bad input in a second, before Spark starts."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from mvlattice.service.cli import main
+from tests.conftest import FOODMART_MODEL
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().err
+
+
+def test_serving_beyond_loopback_needs_a_token(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run(capsys, "serve", str(FOODMART_MODEL), "--host", "0.0.0.0")
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "mvlattice: error: binding to 0.0.0.0 exposes the service beyond this machine; give "
+        "--token-file (a file holding a bearer token) or bind to 127.0.0.1"
+    ]
+
+
+def test_a_short_token_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("short\n")
+    code, err = run(capsys, "serve", str(FOODMART_MODEL), "--token-file", str(token))
+    assert code == 2 and "at least 16 characters" in err
+
+
+def test_a_taken_port_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, err = run(capsys, "serve", str(FOODMART_MODEL), "--port", str(port))
+    assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in err
+
+
+def test_a_missing_model_is_reported(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, err = run(capsys, "serve", str(tmp_path / "none.yaml"), "--port", "1")
+    assert code == 2 and "none.yaml" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("port", ["0", "70000", "http"])
+def test_bad_ports(capsys: pytest.CaptureFixture[str], port: str) -> None:
+    code, err = run(capsys, "serve", str(FOODMART_MODEL), "--port", port)
+    assert code == 2 and "--port" in err
+
+
+def test_log_refuses_a_bad_since(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run(capsys, "log", str(FOODMART_MODEL), "--since", "last tuesday")
+    assert code == 2 and "--since 'last tuesday'" in err
