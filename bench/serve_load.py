@@ -163,11 +163,11 @@ def server_rewrite_times(url: str, token: str | None) -> dict:
         )
     }
     count = buckets.get(float("inf"), 0.0)
-    total = float(re.search(r"mvlattice_rewrite_latency_seconds_sum (\S+)", text).group(1))
+    total = float(re.search(r"^mvlattice_rewrite_latency_seconds_sum (\S+)$", text, re.M).group(1))
     under = {f"<= {int(b * 1000)} ms": round(n / count, 4) for b, n in buckets.items()
              if b in (0.005, 0.01, 0.025, 0.05)} if count else {}  # fmt: skip
-    pending = re.search(r"mvlattice_query_log_pending (\S+)", text)
-    dropped = re.search(r"mvlattice_query_log_dropped_total (\S+)", text)
+    pending = re.search(r"^mvlattice_query_log_pending (\S+)$", text, re.M)
+    dropped = re.search(r"^mvlattice_query_log_dropped_total (\S+)$", text, re.M)
     return {
         "rewrites": int(count),
         "mean_ms": round(1000 * total / count, 2) if count else None,

@@ -110,6 +110,7 @@ class _Batch:
         self.star_rows: dict[str, int | None] = {}
 
     def one(self, target: Target) -> BuildResult:
+        """Bring one target up to date; every outcome, failures included, is recorded."""
         started = self.ctx.clock()
         decision: RefreshDecision | None = None
         try:
@@ -120,24 +121,24 @@ class _Batch:
                 else:
                     self.ctx.store.begin(target.name, started)
                     result = self._build(target, decision, versions, existed, started)
-        except BaseException as exc:
-            path = decision.path if decision else FULL
-            reason = decision.reason if decision else "could not read its state"
-            result = BuildResult(
-                target.name,
-                target.kind,
-                "failed",
-                path,
-                reason,
-                seconds=self.ctx.clock() - started,
-                error=_message(exc),
-            )
+        except BaseException as exc:  # Ctrl-C too: recorded as failed, then re-raised
+            result = self._failed(target, decision, started, exc)
             self._record(result, started)
             if not isinstance(exc, Exception):
                 raise
             return result
         self._record(result, started)
         return result
+
+    def _failed(
+        self, target: Target, decision: RefreshDecision | None, started: float, exc: BaseException
+    ) -> BuildResult:
+        path = decision.path if decision else FULL
+        reason = decision.reason if decision else "could not read its state"
+        seconds = self.ctx.clock() - started
+        return BuildResult(
+            target.name, target.kind, "failed", path, reason, None, seconds, _message(exc)
+        )
 
     # -- deciding --------------------------------------------------------------------------
     def _decide(self, target: Target) -> tuple[RefreshDecision, dict[str, Version], bool]:
@@ -320,8 +321,13 @@ def _fact(ctx: JobContext, lattice: Lattice):  # noqa: ANN202 - the model Table
 
 
 def _message(exc: BaseException) -> str:
+    """One line for people: our own message, or the JVM exception's first line."""
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted"
-    text = str(exc).strip()
+    java = getattr(exc, "java_exception", None)  # py4j: Spark errors PySpark does not map
+    text = (str(java) if java is not None else str(exc)).strip()
     first = text.splitlines()[0] if text else type(exc).__name__
+    if java is not None:
+        head, sep, rest = first.partition(": ")
+        return f"{head.rsplit('.', 1)[-1]}: {rest}" if sep else first
     return first if isinstance(exc, MvlatticeError) else f"{type(exc).__name__}: {first}"

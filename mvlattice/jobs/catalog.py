@@ -8,6 +8,7 @@ versions from the source tables' logs. So it can never disagree with the data.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -103,7 +104,8 @@ def register_tiles(spark: SparkSession, model: Model, warehouse: str | None = No
     where = warehouse or model.warehouse
     views = (materialization_target(m, where) for m in model.materializations)
     found = [(t.name, t.location) for t in views]
-    found += tiles_on_disk(spark, where, [lat.name for lat in model.lattices])
+    with contextlib.suppress(Exception):  # an unlistable warehouse offers no tiles
+        found += tiles_on_disk(spark, where, [lat.name for lat in model.lattices])
     count = 0
     for name, location in found:
         try:

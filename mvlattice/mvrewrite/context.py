@@ -6,8 +6,10 @@ matches the query.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from pathlib import Path
 
 from mvlattice.lattice.lattice import TileSpec
 from mvlattice.lattice.model import Materialization, Model, Table
@@ -28,9 +30,11 @@ def context_for(
     materializations: Iterable[Materialization] | None = None,
     columns_of: ColumnsOf | None = None,
     row_counts: Mapping[str, float] | None = None,
+    types: Mapping[tuple[str, str], str] | None = None,
 ) -> RewriteContext:
     """Views: `tiles` (default: every tile the model declares) and `materializations`
-    (default: every one the model declares). `row_counts`: view table -> rows, when known."""
+    (default: every one the model declares). `row_counts`: view table -> rows, when known.
+    `types`: (schema.table, column) -> Spark type; default: read from local Delta logs."""
     schema = schema_of(table_columns(model, columns_of))
 
     def compile_block(sql: str, default_db: str | None) -> Spjg:
@@ -46,7 +50,9 @@ def context_for(
     views += [materialization_view(m, compile_block) for m in materializations]
     counts = {k.lower(): v for k, v in (row_counts or {}).items()}
     views = [_with_rows(v, counts.get(v.table.lower())) for v in views]
-    return RewriteContext(schema, model.default_schema, tuple(views), keys_of(model))
+    if types is None:
+        types = {k: v for t in model.tables for k, v in delta_log_types(t).items()}
+    return RewriteContext(schema, model.default_schema, tuple(views), keys_of(model, types))
 
 
 def table_columns(
@@ -68,3 +74,27 @@ def table_columns(
 
 def _with_rows(view: View, rows: float | None) -> View:
     return view if rows is None else replace(view, row_count=rows)
+
+
+def delta_log_types(table: Table) -> dict[tuple[str, str], str]:
+    """(schema.table, column) -> Spark type from the newest schema in a local Delta log."""
+    if table.location is None or ("://" in table.location and "file:" not in table.location):
+        return {}
+    log = Path(table.location.removeprefix("file:")) / "_delta_log"
+    name = f"{table.schema}.{table.name}".lower()
+    for commit in sorted(log.glob("*.json"), reverse=True) if log.is_dir() else ():
+        fields = _schema_fields(commit)
+        if fields is not None:
+            return {
+                (name, f["name"].lower()): f["type"] for f in fields if isinstance(f["type"], str)
+            }
+    return {}
+
+
+def _schema_fields(commit: Path) -> list[dict] | None:
+    for line in commit.read_text(encoding="utf-8").splitlines():
+        if '"metaData"' in line:
+            meta = json.loads(line).get("metaData") or {}
+            if meta.get("schemaString"):
+                return json.loads(meta["schemaString"]).get("fields", [])
+    return None

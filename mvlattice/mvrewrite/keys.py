@@ -1,4 +1,5 @@
-"""Keys the rewriter may rely on: unique keys, foreign keys and NOT NULL columns.
+"""Facts about tables the rewriter may rely on: unique keys, foreign keys, NOT NULL columns,
+and column types where known (they decide the precision of an AVG rebuilt from SUM / COUNT).
 
 They come from the model's declarations (primaryKey, uniqueKeys, foreignKeys, notNull) and from
 every lattice edge, which asserts a non-NULL foreign key to a unique key (Calcite relies on the
@@ -33,6 +34,10 @@ class Keys:
     unique: Mapping[str, tuple[frozenset[str], ...]] = field(default_factory=_empty)
     foreign: tuple[ForeignKey, ...] = ()
     not_null: Mapping[str, frozenset[str]] = field(default_factory=_empty)
+    types: Mapping[tuple[str, str], str] = field(default_factory=_empty)  # (table, col) -> type
+
+    def type_of(self, table: str, column: str) -> str | None:
+        return self.types.get((table, column))
 
     def is_unique(self, table: str, columns: frozenset[str]) -> bool:
         """Whether `columns` contain a unique key of `table` (at most one row per value)."""
@@ -46,7 +51,8 @@ class Keys:
         return tuple(f for f in self.foreign if f.table == table and f.ref_table == ref_table)
 
 
-def keys_of(model: Model) -> Keys:
+def keys_of(model: Model, types: Mapping[tuple[str, str], str] | None = None) -> Keys:
+    """`types`: (schema.table, column) -> Spark SQL type, where known."""
     unique: dict[str, list[frozenset[str]]] = {}
     foreign: list[ForeignKey] = []
     not_null: dict[str, set[str]] = {}
@@ -64,7 +70,19 @@ def keys_of(model: Model) -> Keys:
         MappingProxyType({t: tuple(ks) for t, ks in unique.items()}),
         tuple(foreign),
         MappingProxyType({t: frozenset(cs) for t, cs in not_null.items()}),
+        MappingProxyType(
+            {(t.lower(), c.lower()): normal_type(v) for (t, c), v in (types or {}).items()}
+        ),
     )
+
+
+TYPE_ALIASES = {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint"}
+
+
+def normal_type(text: str) -> str:
+    """Spark's type names as DDL spells them: int, bigint, decimal(18,2), …"""
+    name = text.strip().lower().replace(" ", "")
+    return TYPE_ALIASES.get(name, name)
 
 
 def _foreign_key(item: ForeignKeyCheck) -> ForeignKey:

@@ -10,6 +10,7 @@ aggregate (no GROUP BY) is COALESCEd to 0: SUM over no rows is NULL, COUNT over 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from mvlattice.lattice.lattice import Measure
@@ -21,6 +22,7 @@ from mvlattice.mvrewrite.output_mapping import is_output_ref, missing
 from mvlattice.mvrewrite.to_sql import sql_of
 
 ZERO = ir.Literal("number", "0")
+NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double")
 DUPLICATE_INSENSITIVE = ("min", "max")
 
 
@@ -77,7 +79,9 @@ def _direct(attempt: Attempt) -> dict[ir.Agg, ir.Expr] | None:
         found = columns.get(_canonical(attempt, agg))
         if found is None and agg.func == "avg" and not agg.distinct:
             found_parts = [columns.get(_canonical(attempt, p)) for p, _ in parts(agg)]
-            found = None if None in found_parts else divide(*found_parts)  # type: ignore[arg-type]
+            if None not in found_parts:
+                found = average(attempt, agg, *found_parts)  # type: ignore[arg-type]
+                found = None if isinstance(found, Rejection) else found
         if found is None:
             return None
         out[agg] = found
@@ -102,7 +106,7 @@ def roll_up(attempt: Attempt, agg: ir.Agg) -> ir.Expr | Rejection:
         if part.func == "count" and not attempt.query.keys:
             rolled = coalesce_zero(rolled)
         rolled_parts.append(rolled)
-    return divide(*rolled_parts) if agg.func == "avg" else rolled_parts[0]
+    return average(attempt, agg, *rolled_parts) if agg.func == "avg" else rolled_parts[0]
 
 
 def parts(agg: ir.Agg) -> tuple[tuple[ir.Agg, str | None], ...]:
@@ -175,6 +179,41 @@ class _Express:
 
 def coalesce_zero(expr: ir.Expr) -> ir.Expr:
     return ir.Func("Coalesce", (("this", expr), ("expressions", (ZERO,))))
+
+
+def average(attempt: Attempt, agg: ir.Agg, total: ir.Expr, count: ir.Expr) -> ir.Expr | Rejection:
+    """AVG(x) from its SUM and COUNT, exactly as Spark's AVG computes it: for DECIMAL(p, s)
+    the sum as DECIMAL(p+10, s) divided by the count as DECIMAL(20, 0), cast to
+    DECIMAL(p+4, s+4); for other numbers a division in DOUBLE. When x's type is unknown the
+    result's precision is too, and the query is not rewritten."""
+    kind = _type_of(attempt, agg.args[0]) if len(agg.args) == 1 else None
+    decimal = re.fullmatch(r"decimal\((\d+),(\d+)\)", kind or "")
+    if decimal:
+        p, s = int(decimal.group(1)), int(decimal.group(2))
+        ratio = divide(_cast(total, _decimal(p + 10, s)), _cast(count, _decimal(20, 0)))
+        return _cast(ratio, _decimal(p + 4, s + 4))
+    if kind in NUMERIC_TYPES:
+        return divide(total, count)
+    return _cannot(
+        attempt,
+        agg,
+        "its argument's type is unknown, and with it the precision of AVG rebuilt from SUM "
+        "and COUNT",
+    )
+
+
+def _type_of(attempt: Attempt, expr: ir.Expr) -> str | None:
+    if not isinstance(expr, ir.Column) or expr.rel not in attempt.query.rels:
+        return None
+    return attempt.keys.type_of(attempt.query.table_of(expr.rel), expr.name)
+
+
+def _decimal(precision: int, scale: int) -> ir.TypeName:
+    return ir.TypeName(f"DECIMAL({min(precision, 38)}, {min(scale, 38)})")
+
+
+def _cast(expr: ir.Expr, to: ir.TypeName) -> ir.Expr:
+    return ir.Func("Cast", (("this", expr), ("to", to)))
 
 
 def divide(numerator: ir.Expr, denominator: ir.Expr) -> ir.Expr:

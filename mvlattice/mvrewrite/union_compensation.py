@@ -29,7 +29,7 @@ from mvlattice.mvrewrite.compose import UNION_ALIAS
 from mvlattice.mvrewrite.output_mapping import is_output_ref, missing
 from mvlattice.mvrewrite.predicates import Predicates, range_of
 from mvlattice.mvrewrite.ranges import Range
-from mvlattice.mvrewrite.rollup import coalesce_zero, divide, finish, parts, roll_up
+from mvlattice.mvrewrite.rollup import average, coalesce_zero, finish, parts, roll_up
 
 
 def check(attempt: Attempt) -> Attempt | Rejection:
@@ -95,7 +95,12 @@ def _groups(attempt: Attempt, base: tuple[ir.Expr, ...]) -> Attempt | Rejection:
             view_parts.append(ir.Output(name, in_view))
             base_parts.append(ir.Output(name, part))
             combined.append(_combine(rollup or "sum", name, part, bool(query.keys)))
-        outer_aggs[agg] = divide(*combined) if agg.func == "avg" else combined[0]
+        if agg.func == "avg":
+            mean = average(attempt, agg, *combined)
+            if isinstance(mean, Rejection):
+                return mean
+            combined = [mean]
+        outer_aggs[agg] = combined[0]
     return _with_outer(attempt, base, key_names, view_parts, base_parts, outer_aggs)
 
 

@@ -69,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
 
-    p = sub.add_parser("setup", help="fetch Delta's jars (and the FoodMart data) once")
+    p = sub.add_parser(
+        "setup", help="fetch Delta's jars (and the FoodMart data and query set) once"
+    )
     p.add_argument("--no-data", action="store_true", help="skip fetching the FoodMart artifact")
     p.set_defaults(handler=commands.setup)
 

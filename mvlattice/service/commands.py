@@ -28,7 +28,10 @@ def setup(args: argparse.Namespace) -> int:
     jars = ensure_jars(pyspark.__version__)
     print(f"Delta jars: {len(jars)} in {jar_dir()}")
     if not args.no_data:
+        from mvlattice.datasets.foodmart_queries import ensure_queries
+
         print(f"FoodMart data: {ensure_artifact()}")
+        print(f"FoodMart query set: {ensure_queries()}")
     return 0
 
 

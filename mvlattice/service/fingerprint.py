@@ -8,6 +8,7 @@ parse still gets a fingerprint, from its text with literals blanked out.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -22,11 +23,25 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _SPACE = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=4096)  # dashboards repeat their queries: parse each once
+def describe(sql: str) -> tuple[str, str]:
+    """(normalized SQL, fingerprint) from one parse."""
+    tree = _parse(sql)
+    if tree is None:
+        return _collapse(sql), _digest(_NUMBER.sub("?", _STRING.sub("?", _collapse(sql))).lower())
+    normalized = tree.sql(dialect=DIALECT)
+    return normalized, _digest(_shape(tree))
+
+
 def normalize_sql(sql: str) -> str:
     """The SQL re-printed by sqlglot (Spark dialect), literals kept; the text with its
     whitespace collapsed when it does not parse."""
-    tree = _parse(sql)
-    return tree.sql(dialect=DIALECT) if tree is not None else _collapse(sql)
+    return describe(sql)[0]
+
+
+def fingerprint(sql: str) -> str:
+    """16 hex digits naming the query's shape (see `shape`)."""
+    return describe(sql)[1]
 
 
 def shape(sql: str) -> str:
@@ -34,13 +49,16 @@ def shape(sql: str) -> str:
     tree = _parse(sql)
     if tree is None:
         return _NUMBER.sub("?", _STRING.sub("?", _collapse(sql))).lower()
-    tree = normalize_identifiers(tree, dialect=DIALECT)
-    return tree.transform(_blank).sql(dialect=DIALECT)
+    return _shape(tree)
 
 
-def fingerprint(sql: str) -> str:
-    """16 hex digits naming the query's shape (see `shape`)."""
-    return hashlib.sha1(shape(sql).encode("utf-8")).hexdigest()[:16]
+def _shape(tree: exp.Expression) -> str:
+    tree = normalize_identifiers(tree.copy(), dialect=DIALECT)
+    return tree.transform(_blank, copy=False).sql(dialect=DIALECT)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _blank(node: exp.Expression) -> exp.Expression:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import UsageError
 from mvlattice.lattice.durations import parse_duration
-from mvlattice.service.fingerprint import fingerprint, normalize_sql
+from mvlattice.service.fingerprint import describe
 from mvlattice.settings import join_location
 
 if TYPE_CHECKING:
@@ -81,10 +81,11 @@ class LogRecord:
 
 def to_record(request: Request) -> LogRecord:
     """Normalize and fingerprint a request (a sqlglot parse: done off the request path)."""
+    normalized, shape_id = describe(request.sql)
     return LogRecord(
         dt.datetime.fromtimestamp(request.at, dt.UTC),
-        normalize_sql(request.sql),
-        fingerprint(request.sql),
+        normalized,
+        shape_id,
         request.kind,
         request.rewritten,
         tuple(request.views),

@@ -262,7 +262,7 @@ def test_the_scheduler_runs_inside_the_service(server: Server) -> None:
     status, doc = server.call("GET", "/v1/tiles")
     (view,) = [t for t in doc["tiles"] if t["kind"] != "tile"]
     assert view["name"] == "shop.units_by_year" and view["status"] == "fresh"
-    assert "scheduler (shop): materialization units_by_year: ok" in server.output()
+    assert "scheduler (shop): materialization shop.units_by_year: ok" in server.output()
 
 
 def test_metrics(server: Server, built: dict) -> None:
@@ -317,3 +317,14 @@ def test_a_stop_is_clean_and_the_query_log_complete(spark, server: Server) -> No
     assert BY_CATEGORY in {" ".join(s.split()).lower() for s in workload} or any(
         "sum(s.units)" in s.lower() for s in workload)  # fmt: skip
     assert not any(s.lower().startswith("drop") for s in workload)
+
+
+def test_the_suggester_reads_the_query_log(spark, server: Server) -> None:  # noqa: ANN001
+    from mvlattice.lattice.suggest.logs import read_log as read_suggester_log
+    from mvlattice.service.querylog import install_suggester_reader, log_location
+
+    server.stop()
+    install_suggester_reader()
+    entries = read_suggester_log(log_location(str(server.warehouse)))
+    assert len(entries) == len(query_log_sql(str(server.warehouse), spark=spark))
+    assert entries and all(e.sql and e.timestamp for e in entries)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from mvlattice.lattice.suggest.blocks import (
     EXPRESSION_JOIN,
-    NON_EQUI,
     NO_TABLES,
+    NON_EQUI,
     UNKNOWN_TABLE,
     AggCall,
     ColumnRef,

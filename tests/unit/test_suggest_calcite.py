@@ -34,10 +34,17 @@ schemas:
         primaryKey: [deptno]
 """
 
-FOODMART_KEYS = {
-    "sales_fact_1997": "",
+SALES_KEYS = """foreignKeys:
+          - {columns: [product_id], references: product}
+          - {columns: [time_id], references: time_by_day}
+          - {columns: [customer_id], references: customer}
+          - {columns: [promotion_id], references: promotion}
+          - {columns: [store_id], references: store}"""
+FOODMART_KEYS = {  # as models/foodmart.yaml declares them
+    "sales_fact_1997": SALES_KEYS,
     "time_by_day": "primaryKey: [time_id]",
-    "product": "primaryKey: [product_id]",
+    "product": "primaryKey: [product_id]\n"
+    "        foreignKeys: [{columns: [product_class_id], references: product_class}]",
     "product_class": "primaryKey: [product_class_id]",
     "customer": "primaryKey: [customer_id]",
     "store": "primaryKey: [store_id]",
@@ -87,7 +94,10 @@ def one(sql: str, model: Model, dialect: str | None = None) -> Suggestion:
 
 
 def test_join_using(scott: Model) -> None:
-    q = "select dept.dname, count(*), sum(sal) from emp join dept using (deptno) group by dept.dname"
+    q = (
+        "select dept.dname, count(*), sum(sal) from emp join dept using (deptno) "
+        "group by dept.dname"
+    )
     assert graphs(one(q, scott)) == ["emp (dept:deptno):[count(), sum(emp.sal)]"]
 
 
@@ -124,10 +134,7 @@ def test_self_join_is_two_nodes(scott: Model) -> None:
 
 
 def test_double_self_join(scott: Model) -> None:
-    q = (
-        "select * from emp as e join emp as m on e.mgr = m.empno "
-        "join emp as m2 on m.mgr = m2.empno"
-    )
+    q = "select * from emp as e join emp as m on e.mgr = m.empno join emp as m2 on m.mgr = m2.empno"
     assert graphs(one(q, scott)) == ["emp (emp:mgr (emp:mgr)):[]"]
 
 
@@ -143,10 +150,7 @@ def test_cyclic_self_join_gives_no_lattice(scott: Model) -> None:
 
 
 def test_self_join_aliases_are_distinct_in_the_lattice(scott: Model) -> None:
-    q = (
-        "select * from emp as e join emp as m on e.mgr = m.empno "
-        "join emp as m2 on m.mgr = m2.empno"
-    )
+    q = "select * from emp as e join emp as m on e.mgr = m.empno join emp as m2 on m.mgr = m2.empno"
     (item,) = one(q, scott).lattices
     assert item.lattice is not None
     assert [n.alias for n in item.lattice.nodes] == ["emp", "emp_2", "emp_3"]

@@ -15,7 +15,8 @@ from tests.unit.test_suggest_calcite import foodmart_yaml
 LOG = """
 select "t"."the_year", sum("s"."unit_sales") from "foodmart"."sales_fact_1997" as "s"
 join "foodmart"."time_by_day" as "t" on "s"."time_id" = "t"."time_id" group by "t"."the_year";
-select "t"."quarter", count(*) from "foodmart"."sales_fact_1997" as "s", "foodmart"."time_by_day" as "t"
+select "t"."quarter", count(*)
+from "foodmart"."sales_fact_1997" as "s", "foodmart"."time_by_day" as "t"
 where "s"."time_id" = "t"."time_id" group by "t"."quarter";
 select from where;
 """

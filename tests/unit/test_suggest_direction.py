@@ -30,7 +30,9 @@ def catalog(**tables: TableInfo) -> Catalog:
 
 def test_declared_foreign_key_decides_either_way_round() -> None:
     fk = ForeignKey(("thing_ref",), ("s", "things"), ("code",))
-    cat = catalog(facts=TableInfo("s", "facts", foreign_keys=(fk,)), things=TableInfo("s", "things"))
+    cat = catalog(
+        facts=TableInfo("s", "facts", foreign_keys=(fk,)), things=TableInfo("s", "things")
+    )
     assert direct(PAIR, (F, D), cat) == DirectedJoin("f", "d", ("thing_ref",), ("code",), DECLARED)
     backwards = JoinPair("d", "f", ("code",), ("thing_ref",))
     assert direct(backwards, (D, F), cat) == DirectedJoin(

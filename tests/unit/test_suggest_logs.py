@@ -68,7 +68,7 @@ def test_foodmart_query_set_in_lenient_json(tmp_path: Path) -> None:
     }"""
     path = write(tmp_path, "queries.json", text)
     one, two = read_log(path)
-    assert one.sql == "select \"c\" from \"t\" where \"x\" = 'it''s'"
+    assert one.sql == 'select "c" from "t" where "x" = \'it\'\'s\''
     assert (one.id, two.id, two.sql) == ("1", "2", "select 2")
 
 
@@ -123,7 +123,10 @@ def test_entries_from_records_numbers_records_without_ids() -> None:
 @pytest.mark.parametrize(
     ("text", "value"),
     [
-        ("{a: 1, 'b': 'x', \"c\": [true, null, -1.5e3]}", {"a": 1, "b": "x", "c": [True, None, -1500.0]}),
+        (
+            "{a: 1, 'b': 'x', \"c\": [true, null, -1.5e3]}",
+            {"a": 1, "b": "x", "c": [True, None, -1500.0]},
+        ),
         ("['it\\'s', 'say \"hi\"', 'back\\\\slash']", ["it's", 'say "hi"', "back\\slash"]),
         ("[1, 2, ] // done", [1, 2]),
         ('{"strict": "json"}', {"strict": "json"}),

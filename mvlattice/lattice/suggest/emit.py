@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mvlattice.lattice.lattice import Measure
+from mvlattice.lattice.suggest.build import label_of
 from mvlattice.lattice.suggest.catalog import TableKey
 from mvlattice.lattice.suggest.merge import describe_measure
 from mvlattice.lattice.suggest.suggester import LatticeSuggestion, Suggestion, describe
@@ -133,6 +134,10 @@ def _about(item: LatticeSuggestion) -> tuple[str, ...]:
                 "no tile can answer (detail queries, or columns the lattice lacks): "
                 + _ids(plan.unmapped)
             )
+    if s.unheld:
+        calls = ", ".join(f"{text} ×{n}" for text, n in s.unheld[:5])
+        more = f" and {len(s.unheld) - 5} more" if len(s.unheld) > 5 else ""
+        lines.append(f"aggregates no measure can hold (not over a plain column): {calls}{more}")
     if item.note:
         lines.append(item.note)
     return tuple(lines)
@@ -147,24 +152,13 @@ def _measures(item: LatticeSuggestion) -> list:
 
 def _calls(item: LatticeSuggestion) -> list[tuple[str, float]]:
     """Measure descriptions with weights, in the order of `new_measures`."""
-    shape = item.suggested.shape
     lattice = item.lattice
     assert lattice is not None
     by_measure = {}
     for call, weight in item.suggested.measures:
-        labels = []
-        for path, column in call.args:
-            alias = item.aliases[path]
-            found = next(
-                (c.label for c in lattice.columns
-                 if c.alias == alias and (c.column or "").lower() == column.lower()),
-                None,
-            )  # fmt: skip
-            labels.append(found)
-        by_measure[Measure(call.agg, tuple(x for x in labels if x), call.distinct)] = (
-            describe_measure(shape, call),
-            weight,
-        )
+        labels = [label_of(lattice, item.aliases[path], column) for path, column in call.args]
+        measure = Measure(call.agg, tuple(x for x in labels if x), call.distinct)
+        by_measure[measure] = (describe_measure(item.suggested.shape, call), weight)
     return [by_measure.get(m, (str(m), 0.0)) for m in item.new_measures]
 
 
@@ -239,6 +233,6 @@ def _ids(ids: Sequence[str]) -> str:
 
 
 def _n(value: float) -> str:
-    if value >= 1e6:
+    if abs(value) >= 1e6:
         return f"{value:.3g}"
-    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+    return f"{value:,.0f}" if value == int(value) or abs(value) >= 100 else f"{value:.3g}"

@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from mvlattice.lattice.suggest.blocks import AggCall, ColumnRef, QueryBlock, Skip
+from mvlattice.lattice.suggest.blocks import (
+    MEASURE_AGGREGATES,
+    AggCall,
+    ColumnRef,
+    QueryBlock,
+    Skip,
+)
 from mvlattice.lattice.suggest.catalog import Catalog
 from mvlattice.lattice.suggest.direction import DirectedJoin, Undecided, Uniqueness, direct
 from mvlattice.lattice.suggest.shape import Path, Shape, Step
@@ -104,8 +110,6 @@ def _star(block: QueryBlock, root: str, joins: list[DirectedJoin]) -> BlockStar:
 def _measures(
     calls: tuple[AggCall, ...], aliases: Mapping[str, Path]
 ) -> tuple[tuple[MeasureCall, ...], tuple[str, ...]]:
-    from mvlattice.lattice.suggest.blocks import MEASURE_AGGREGATES
-
     measures, skipped = [], []
     for call in calls:
         if call.agg not in MEASURE_AGGREGATES or call.args is None:

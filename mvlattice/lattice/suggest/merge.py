@@ -49,6 +49,7 @@ class SuggestedLattice:
     decided: Mapping[Path, str] = field(default_factory=dict)  # node -> direction source
     seed: str | None = None  # the existing lattice it evolves
     query_nodes: Mapping[str, frozenset[tuple]] = field(default_factory=dict)  # path keys read
+    unheld: tuple[tuple[str, int], ...] = ()  # aggregate calls no measure holds, with counts
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "decided", MappingProxyType(dict(self.decided)))
@@ -97,6 +98,7 @@ class _Group:
         self.graphs: set[tuple] = set()
         self.decided: dict[tuple, tuple[Path, str]] = {}
         self.nodes: dict[str, set[tuple]] = {}
+        self.unheld: dict[str, int] = {}
 
     def add(self, c: Contribution) -> None:
         star = c.star
@@ -110,6 +112,8 @@ class _Group:
             for measure in star.measures:
                 self.measures.setdefault(measure, c.weight)
         self.nodes.setdefault(c.query, set()).update(_path_key(p) for p in star.aliases.values())
+        for text in star.skipped_measures:
+            self.unheld[text] = self.unheld.get(text, 0) + 1
         for join in star.joins:
             path = star.aliases[join.one]
             self.decided.setdefault(_path_key(path), (path, join.source))
@@ -127,6 +131,7 @@ class _Group:
             decided,
             self.seed.name if self.seed else None,
             {q: frozenset(keys) for q, keys in self.nodes.items()},
+            tuple(sorted(self.unheld.items(), key=lambda kv: (-kv[1], kv[0]))),
         )
 
 

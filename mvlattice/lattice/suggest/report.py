@@ -56,6 +56,7 @@ def lattice_json(item: LatticeSuggestion) -> dict[str, Any]:
             {"from": item.aliases[p[:-1]], "to": item.aliases[p], "decided_by": source}
             for p, source in s.decided.items()
         ],
+        "aggregates_not_held": [{"call": t, "count": n} for t, n in s.unheld],
         "problem": item.problem,
         "note": item.note,
     }

@@ -32,7 +32,7 @@ from mvlattice.lattice.suggest.build import (
     path_key,
 )
 from mvlattice.lattice.suggest.catalog import Catalog, model_catalog, open_catalog
-from mvlattice.lattice.suggest.direction import SOURCES, Uniqueness
+from mvlattice.lattice.suggest.direction import Uniqueness
 from mvlattice.lattice.suggest.estimates import (
     DESCRIPTION,
     ROWS_WHEN_UNKNOWN,
@@ -40,36 +40,14 @@ from mvlattice.lattice.suggest.estimates import (
 )
 from mvlattice.lattice.suggest.logs import LogEntry
 from mvlattice.lattice.suggest.merge import SuggestedLattice, describe_measure, merge_stars
-from mvlattice.lattice.suggest.reading import Outcome, learn, parse_entries, read_query
+from mvlattice.lattice.suggest.reading import learn, parse_entries, read_query
 from mvlattice.lattice.suggest.seeds import SeedInfo, seed_from_lattice
 from mvlattice.lattice.suggest.shape import Path
+from mvlattice.lattice.suggest.summary import Summary, summarize
 from mvlattice.lattice.suggest.tiles import ParsedQuery, TilePlan, plan_tiles, unused_tiles
 from mvlattice.statistics.provider import StatisticProvider
 
 StatsFor = Callable[[Lattice], StatisticProvider]
-
-
-@dataclass(frozen=True, slots=True)
-class SkipCount:
-    reason: str
-    count: int
-    examples: tuple[str, ...]  # "id: detail" of the first few
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    read: int
-    parsed: int
-    used: int
-    skipped: tuple[SkipCount, ...]
-    blocks: int
-    blocks_used: int
-    directions: tuple[tuple[str, int], ...]  # source -> joins it decided (merged lattices)
-    lattices: int
-    lattices_without_merging: int
-    lattices_with_merging: int
-    window: tuple[str, str] | None  # first and last timestamp in the log, when it has them
-    statistics: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +120,10 @@ def suggest(
     by_id = {q.id: q for q in queries}
     options = _Options(catalog, stats_for, statistics, max_tiles, max_rows, tiles)
     built = _name_and_build(touched, seeds, by_id, options, _lattice_names(model))
-    summary = _summary(entries, parsed, outcomes, built, contributions, seed_list, options, evolve)
+    other = merge_stars(contributions, evolve=not evolve, seeds=seed_list)
+    others = sum(1 for m in other if m.queries)
+    described = statistics if stats_for is not None else DESCRIPTION
+    summary = summarize(entries, parsed, outcomes, built, (others, evolve), described)
     drops = _drop_candidates(model, queries)
     return Suggestion(tuple(built), summary, drops, catalog.default_schema, catalog, evolve)
 
@@ -287,48 +268,6 @@ def _views(built: LatticeSuggestion) -> dict[str, frozenset[str]]:
         query: frozenset(alias_of[k] for k in keys if k in alias_of)
         for query, keys in built.suggested.query_nodes.items()
     }
-
-
-def _summary(
-    entries: Sequence[LogEntry],
-    parsed: list,
-    outcomes: list[Outcome],
-    built: list[LatticeSuggestion],
-    contributions: list,
-    seeds: tuple,
-    options: _Options,
-    evolve: bool,
-) -> Summary:
-    skips: dict[str, list[str]] = {}
-    for entry, result in parsed:
-        if not isinstance(result, ParsedQuery):
-            skips.setdefault(result.reason, []).append(f"{entry.id}: {result.detail}")
-    for outcome in outcomes:
-        if outcome.skip is not None and outcome.query is not None:
-            detail = f"{outcome.query.id}: {outcome.skip.detail}".rstrip(": ")
-            skips.setdefault(outcome.skip.reason, []).append(detail)
-    directions = Counter(s for b in built for s in b.suggested.decided.values())
-    stamps = sorted(e.timestamp for e in entries if e.timestamp)
-    other = merge_stars(contributions, evolve=not evolve, seeds=seeds)
-    counts = (sum(1 for m in other if m.queries), len(built))
-    without, with_ = counts if evolve else counts[::-1]
-    return Summary(
-        read=len(entries),
-        parsed=len(outcomes),
-        used=sum(1 for o in outcomes if o.contributions),
-        skipped=tuple(
-            SkipCount(reason, len(ids), tuple(ids[:5]))
-            for reason, ids in sorted(skips.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        ),
-        blocks=sum(o.blocks for o in outcomes),
-        blocks_used=sum(o.blocks_used for o in outcomes),
-        directions=tuple((s, directions[s]) for s in SOURCES if directions[s]),
-        lattices=len(built),
-        lattices_without_merging=without,
-        lattices_with_merging=with_,
-        window=(stamps[0], stamps[-1]) if stamps else None,
-        statistics=options.statistics if options.stats_for is not None else DESCRIPTION,
-    )
 
 
 def _drop_candidates(model: Model | None, queries: list[ParsedQuery]) -> tuple[DropCandidate, ...]:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -46,6 +47,7 @@ class Settings:
     token: str | None = None
     max_body_bytes: int = 1 << 20
     max_rows: int = 10_000
+    rewrite_threads: int = 4  # rewriting is pure Python: more threads only fight for the GIL
 
 
 @dataclass
@@ -57,6 +59,13 @@ class Service:
     metrics: Metrics = field(default_factory=Metrics)
     record: Callable[[LoggedRequest], None] = lambda _request: None
     jobs: JobRunner | None = None
+    _rewrite_limiter: Any = field(default=None, init=False, repr=False)
+
+    async def rewrite_thread(self, work: Callable[[], Any]) -> Any:
+        """Run CPU-bound rewriting on a few threads of its own (made in the event loop)."""
+        if self._rewrite_limiter is None:
+            self._rewrite_limiter = anyio.CapacityLimiter(self.settings.rewrite_threads)
+        return await anyio.to_thread.run_sync(work, limiter=self._rewrite_limiter)
 
     def __post_init__(self) -> None:
         if self.jobs is None:
@@ -115,7 +124,7 @@ def _query_routes(app: FastAPI, service: Service) -> None:
             return backend.rewrite(req.sql, req.explain, req.model)
 
         try:
-            out = await run_in_threadpool(work)
+            out = await service.rewrite_thread(work)
         except Exception as exc:
             service.failed("rewrite", req.sql, req.model, started, exc)
             raise

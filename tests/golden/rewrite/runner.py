@@ -20,8 +20,10 @@ review the diff before committing it.
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
+from collections import Counter
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
@@ -97,6 +99,13 @@ HR_TABLES: dict[str, tuple[str, list[tuple[Any, ...]]]] = {
 }
 
 
+HR_TYPES = {
+    (f"{SCHEMA}.{table}", column.split()[0]): column.split()[1]
+    for table, (ddl, _) in HR_TABLES.items()
+    for column in re.split(r",\s*(?![^(]*\))", ddl)
+}
+
+
 # -- the model ------------------------------------------------------------------------------
 def hr_model(folder: Path) -> Model:
     path = folder / "hr_rewrite.yaml"
@@ -121,7 +130,7 @@ def foodmart_model(folder: Path, warehouse: str | None = None) -> Model:
 def context(model: Model, views: dict[str, str]) -> RewriteContext:
     """Materialized views `name: sql`, each stored at hr_rewrite.<name>."""
     items = [Materialization(name, SCHEMA, name, sql) for name, sql in views.items()]
-    return context_for(model, tiles=(), materializations=items)
+    return context_for(model, tiles=(), materializations=items, types=HR_TYPES)
 
 
 def outcome(result: RewriteResult) -> str:
@@ -243,29 +252,50 @@ def load_hr_tables(spark: Any, warehouse: Path) -> Path:
 
 
 def differences(spark: Any, pairs: dict[str, tuple[str, str]]) -> dict[str, int]:
-    """Rows in one result but not the other (as multisets), per name, in one Spark job.
+    """Rows in one result but not the other (as multisets), per name.
 
-    Unqualified table names resolve in hr_rewrite, as in the model."""
-    names = list(pairs)
+    Every query runs in one Spark job: each row as JSON (NULLs kept), tagged with its query,
+    compared here by value (DECIMAL(22,6) 1.5 equals DECIMAL(38,2) 1.50). Unqualified table
+    names resolve in hr_rewrite, as in the model."""
+    queries = [sql for pair in pairs.values() for sql in pair]
+    found = results(spark, queries)
+    out = {}
+    for i, name in enumerate(pairs):
+        a, b = found[2 * i], found[2 * i + 1]
+        out[name] = sum(((a - b) + (b - a)).values())
+    return out
+
+
+def results(spark: Any, queries: list[str]) -> list[Counter]:
     parts = [
-        f"SELECT {i} AS i, "
-        f"(SELECT COUNT(*) FROM (({a}) EXCEPT ALL ({b}))) + "
-        f"(SELECT COUNT(*) FROM (({b}) EXCEPT ALL ({a}))) AS diff"
-        for i, (a, b) in enumerate(pairs.values())
+        f"SELECT {i} AS q, to_json(struct(*), map('ignoreNullFields', 'false')) AS r "
+        f"FROM ({sql}) AS t{i}"
+        for i, sql in enumerate(queries)
     ]
+    found: list[Counter] = [Counter() for _ in queries]
+    for row in _in_schema(spark, "\nUNION ALL\n".join(parts)):
+        found[row["q"]][_values(row["r"])] += 1
+    return found
+
+
+def _values(text: str) -> tuple[Any, ...]:
+    """A row's values in order, numbers as Decimal (equal values hash equal)."""
+    return json.loads(
+        text,
+        parse_float=Decimal,
+        parse_int=Decimal,
+        object_pairs_hook=lambda pairs: tuple(v for _, v in pairs),
+    )
+
+
+def _in_schema(spark: Any, sql: str) -> list[Any]:
     previous = spark.catalog.currentDatabase()
     spark.catalog.setCurrentDatabase(SCHEMA)
     try:
-        rows = spark.sql("\nUNION ALL\n".join(parts)).collect()
+        return spark.sql(sql).collect()
     finally:
         spark.catalog.setCurrentDatabase(previous)
-    return {names[row["i"]]: row["diff"] for row in rows}
 
 
 def rows(spark: Any, sql: str) -> list[tuple[Any, ...]]:
-    previous = spark.catalog.currentDatabase()
-    spark.catalog.setCurrentDatabase(SCHEMA)
-    try:
-        return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
-    finally:
-        spark.catalog.setCurrentDatabase(previous)
+    return sorted((tuple(r) for r in _in_schema(spark, sql)), key=repr)
