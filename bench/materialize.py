@@ -3,8 +3,10 @@ tile from the star, same tiles, same data, same run.
 
 1. FoodMart: the planned tiles (HRU96, `--max-tiles`) of the documentation's lattice.
 2. A synthetic star: a fact table of `--rows` rows (default 10 M) joined to date (2,557 days),
-   product (20,000; 500 brands, 50 categories, 10 departments) and store (200; 50 cities,
-   5 regions) dimensions, with 8 declared tiles a planner would plausibly choose.
+   product (20,000; 500 brands, 50 categories, 10 departments; brand -> category ->
+   department) and store (200; 50 cities, 5 regions; city -> region) dimensions, with 8
+   declared tiles of the kind HRU96 picks: the finest carries the columns its brand determines
+   (no extra rows), so coarser tiles can roll up from it; (the_date, city) needs the star.
 
 Both modes rebuild every tile (`full`), star-only first; the contents of each tile are checked
 equal between the modes. Prints per-tile times and the ratio star-only / rollup.
@@ -63,7 +65,7 @@ schemas:
           - {{agg: min, args: price}}
           - {{agg: max, args: price}}
         tiles:
-          - dimensions: [the_year, the_month, brand, region]
+          - dimensions: [the_year, the_month, brand, category, department, region]
           - dimensions: [the_year, the_month, category, region]
           - dimensions: [the_date, city]
           - dimensions: [the_year, brand]

@@ -107,6 +107,7 @@ async def client(
         except (TimeoutError, OSError, asyncio.IncompleteReadError) as exc:
             errors.append(type(exc).__name__)
             await conn.close()
+            await asyncio.sleep(0.1)  # no busy loop on a refused connection
             continue
         latencies.append((time.perf_counter() - started) * 1000.0)
         if status != 200:

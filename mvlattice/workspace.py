@@ -196,6 +196,52 @@ class Workspace:
         return profile_lattice(self.spark, self.model, name, kind=provider, max_size=max_size,
                                warehouse=self.warehouse, progress=progress)  # fmt: skip
 
+    def rewrite(self, sql: str, explain: bool = True) -> Any:
+        """The query rewritten onto tiles and materialized views (nothing runs): a mvrewrite
+        RewriteResult (rewritten, sql, materializations, explain). Views and their freshness
+        come from the tile catalog; unsupported SQL comes back unrewritten with the reason."""
+        from mvlattice.mvrewrite.rewriter import rewrite
+
+        context, availability = self._rewrite_views()
+        return rewrite(sql, context, availability, explain)
+
+    def query(self, sql: str, rewrite: bool = True, limit: int | None = None) -> Any:
+        """Run a query, rewritten first unless `rewrite=False`; a mvrewrite QueryResult
+        (columns, rows, the RewriteResult, elapsed_ms). Views used get their hit counted."""
+        import time
+
+        from mvlattice.mvrewrite.parse import parse_query
+        from mvlattice.mvrewrite.rewriter import QueryResult, RewriteResult
+
+        start = time.perf_counter()
+        parse_query(sql)  # only queries: anything else is a UsageError / SqlError
+        result = self.rewrite(sql) if rewrite else RewriteResult(False, sql, ())
+        columns, rows = self.collect(self.sql(result.sql), limit)
+        elapsed = (time.perf_counter() - start) * 1000
+        if result.rewritten:
+            self._count_hits(result.materializations)
+        return QueryResult(tuple(columns), tuple(rows), result, elapsed)
+
+    def _rewrite_views(self) -> tuple[Any, Any]:
+        """Tiles (declared, built, planned) with row counts, and their freshness, from the
+        jobs catalog; the rewrite context is prepared once per set of tiles."""
+        from mvlattice.jobs.catalog import CatalogAvailability, model_targets
+        from mvlattice.mvrewrite.context import cached_context
+
+        availability = CatalogAvailability(self.spark, self.model, self.warehouse)
+        targets = model_targets(availability.ctx)
+        tiles = tuple(dict.fromkeys(t.spec for t in targets if t.spec is not None))
+        rows = tuple(sorted((t.name, float(t.estimated_rows)) for t in targets if t.estimated_rows))
+        self._availability = availability
+        return cached_context(self.model, tiles, rows), availability
+
+    def _count_hits(self, names: tuple[str, ...]) -> None:
+        availability = getattr(self, "_availability", None)
+        tables = {m.name: f"{m.schema}.{m.table}" for m in self.model.materializations}
+        for name in names:
+            if availability is not None and hasattr(availability, "record_hit"):
+                availability.record_hit(tables.get(name, name))
+
     def close(self) -> None:
         if self._spark is not None:
             self._spark.stop()

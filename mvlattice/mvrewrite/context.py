@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 from mvlattice.lattice.lattice import TileSpec
@@ -53,6 +54,14 @@ def context_for(
     if types is None:
         types = {k: v for t in model.tables for k, v in delta_log_types(t).items()}
     return RewriteContext(schema, model.default_schema, tuple(views), keys_of(model, types))
+
+
+@lru_cache(maxsize=8)
+def cached_context(
+    model: Model, tiles: tuple[TileSpec, ...], row_counts: tuple[tuple[str, float], ...] = ()
+) -> RewriteContext:
+    """`context_for` with the model's materializations, prepared once per set of tiles."""
+    return context_for(model, tiles=tiles, row_counts=dict(row_counts))
 
 
 def table_columns(

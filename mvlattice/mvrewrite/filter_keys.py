@@ -1,4 +1,4 @@
-"""What the filter tree (GL01 §4) knows of a view, and what it asks of a query block.
+"""What the filter tree (GL01 §4) knows of a view: its keys, one per level of the tree.
 
 Each key states a necessary condition of full matching (`match.STEPS`) over table and column
 *names* instead of rels, so it is computed once per view and compared with any query without
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from mvlattice.mvrewrite import ir
+from mvlattice.mvrewrite.canon import Classes
 from mvlattice.mvrewrite.keys import Keys
 from mvlattice.mvrewrite.predicates import Predicates, analyze
 from mvlattice.mvrewrite.range_subsumption import SPLITTABLE_KINDS
@@ -29,7 +30,9 @@ from mvlattice.mvrewrite.spjg import Spjg, TableRef
 from mvlattice.mvrewrite.views import View
 
 Group = tuple[str, str]  # (table, column): the name of a group of columns linked by keys
-AggKey = tuple[str, Group | None]  # (function, argument group) of a non-DISTINCT aggregate
+Argument = Group | tuple[str, frozenset] | None  # a column's group, an expression's tokens
+AggKey = tuple[str, Argument]  # (function, argument) of an aggregate
+GROUPING_AGGREGATES = ("min", "max", "count_distinct")  # computed from a grouping column
 Token = tuple[str, ...]
 Residual = frozenset[Token]  # what canonical forms cannot change about a predicate
 COMPARISON_CLASS = {"<": "<>", ">": "<>", "<=": "<=>=", ">=": "<=>="}  # mirrored by canon
@@ -72,17 +75,18 @@ def view_keys(view: View, keys: Keys, groups: Groups) -> ViewKeys | None:
     block = view.block
     if block is None or block.having or block.limit is not None or block.offset:
         return None
-    if block.distinct:
+    if block.distinct:  # DISTINCT over groups
         return None
     name = Namer(block, groups)
     preds = analyze(block.conjuncts)
     strict, split = _view_ranges(preds, name)
+    offered = frozenset(_offered(block, name))
     return ViewKeys(
         hub(block, keys, preds),
         frozenset(Counter(t.table for t in block.tables).items()),
         block.grouped,
-        frozenset(_offered(block, name)),
-        frozenset(_view_aggregates(block, name)),
+        offered,
+        frozenset(_view_aggregates(block, name, offered)),
         strict,
         split - strict,
         frozenset(tokens(r) for r in preds.residuals),
@@ -103,7 +107,7 @@ def hub(block: Spjg, keys: Keys, preds: Predicates | None = None) -> frozenset[s
     return frozenset(t.table for t in block.tables if t.rel not in reached)
 
 
-def _lossless(keys: Keys, classes, source: TableRef, added: TableRef) -> bool:  # noqa: ANN001
+def _lossless(keys: Keys, classes: Classes, source: TableRef, added: TableRef) -> bool:
     """`cardinality._lossless` on the view's own rels (the same test, before mapping)."""
     for fk in keys.references(source.table, added.table):
         if not keys.never_null(fk) or not keys.is_unique(added.table, frozenset(fk.ref_columns)):
@@ -142,20 +146,39 @@ def _offered(block: Spjg, name: Namer) -> Iterator[Group]:
             yield from name.all(output.expr)
 
 
-def _view_aggregates(block: Spjg, name: Namer) -> Iterator[AggKey]:
-    """Aggregate outputs (`rollup.view_aggregates`); AVG(x) also offers its parts, since a
-    query's AVG(x) is read from it directly. An argument that is not a plain column may
-    canonicalise to one of its columns (COALESCE of joined columns), so each column counts."""
+def _view_aggregates(block: Spjg, name: Namer, offered: frozenset[Group]) -> Iterator[AggKey]:
+    """Aggregate outputs (`rollup.view_aggregates`), keyed by function (`count_distinct` for
+    COUNT(DISTINCT)) and argument: the group of each of its columns (an expression may
+    canonicalise to one of them, as COALESCE of joined columns does) and, for one argument,
+    its `expression_key`. AVG(x) also offers its parts, since a query's AVG(x) is read from
+    it directly; every grouping column offers MIN, MAX and COUNT(DISTINCT) of itself, which
+    `rollup.roll_up` computes from it."""
+    if block.grouped:
+        for group in offered:
+            yield from ((f, group) for f in GROUPING_AGGREGATES)
     for output in block.outputs:
         agg = output.expr
-        if not isinstance(agg, ir.Agg) or agg.distinct:
+        if not isinstance(agg, ir.Agg):
             continue
+        func = agg_name(agg)
         if not agg.args:
-            yield agg.func, None
-        for group in {g for arg in agg.args for g in name.all(arg)}:
-            yield agg.func, group
-            if agg.func == "avg":
-                yield from (("sum", group), ("count", group))
+            yield func, None
+        arguments: set[Argument] = {g for arg in agg.args for g in name.all(arg)}
+        if len(agg.args) == 1:
+            arguments.add(expression_key(agg.args[0]))
+        for argument in arguments:
+            yield func, argument
+            if func == "avg":
+                yield from (("sum", argument), ("count", argument))
+
+
+def expression_key(expr: ir.Expr) -> Argument:
+    """An aggregate's argument by what canonical forms keep of it (see `tokens`)."""
+    return ("expression", tokens(expr))
+
+
+def agg_name(agg: ir.Agg) -> str:
+    return f"{agg.func}_distinct" if agg.distinct else agg.func
 
 
 def _view_ranges(preds: Predicates, name: Namer) -> tuple[frozenset[Group], frozenset[Group]]:

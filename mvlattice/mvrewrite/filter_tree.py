@@ -8,11 +8,14 @@ view sits in exactly one leaf. The levels, in the order they are searched:
     hub           the view's hub tables are a subset of the query's tables          (§4.2.1)
     tables        the view shares a table with the query; which tables it lacks (joined back)
     grouping      an aggregated view only serves a grouped query                    (§4.2.4)
-    outputs       the view outputs every column the query must read from it         (§4.2.2)
-    aggregates    an aggregated view stores every aggregate the query must roll up  (§4.2.4)
+    outputs       the view outputs every column the query reads from it (§4.2.2), and an
+                  aggregated view stores or can compute every aggregate it needs (§4.2.4)
+                  — one index over both: columns are (table, column) pairs, aggregates
+                  (function, argument) pairs, so the two never collide
     ranges        the view constrains no string/boolean column the query leaves free (§4.2.3)
     union ranges  the view constrains at most one more column (read the rest by a union)
-    residuals     every residual predicate of the view is one of the query's        (§4.2.5)
+    residuals     every residual predicate of the view is one of the query's        (§4.2.5);
+                  the view outputs the columns of the query's predicates it lacks
 
 Every test is a necessary condition of full matching (`match`), loosened wherever the
 matcher has a way around it (see `filter_keys`), so a view that would match is never left out.
@@ -43,11 +46,13 @@ Node = SetIndex[Any]  # inner levels hold SetIndexes, the last one buckets of ha
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    """A query block on its way down: its keys, and what the levels above decided."""
+    """A query block on its way down: its keys, and the partition the levels above chose."""
 
     query: QueryKeys
-    join_back: frozenset[str] = frozenset()
+    tables: frozenset[tuple[str, int]] = frozenset()
     view_grouped: bool = False
+    outputs: frozenset = frozenset()
+    ranges: frozenset = frozenset()
 
 
 Search = Callable[[Node, Probe], Iterator[tuple[frozenset, Probe]]]
@@ -66,51 +71,51 @@ def _hub(node: Node, probe: Probe) -> Iterator[tuple[frozenset, Probe]]:
 
 
 def _tables(node: Node, probe: Probe) -> Iterator[tuple[frozenset, Probe]]:
+    counts = probe.query.counts
     for key in node:
-        if any(table in probe.query.counts for table, _ in key):
-            yield key, replace(probe, join_back=probe.query.join_back(key))
+        if any(table in counts for table, _ in key):
+            yield key, Probe(probe.query, key)
 
 
 def _grouping(node: Node, probe: Probe) -> Iterator[tuple[frozenset, Probe]]:
     if ROWS in node:
         yield ROWS, probe
     if GROUPED in node and probe.query.grouped:
-        yield GROUPED, replace(probe, view_grouped=True)
+        yield GROUPED, Probe(probe.query, probe.tables, True)
 
 
 def _outputs(node: Node, probe: Probe) -> Iterator[tuple[frozenset, Probe]]:
-    needed = probe.query.outputs(probe.join_back, probe.view_grouped)
+    query, tables, grouped = probe.query, probe.tables, probe.view_grouped
+    needed = query.outputs(tables, grouped)
+    if grouped:
+        needed |= query.aggregates(tables)
     for key in node.supersets_of(needed):
-        yield key, probe
-
-
-def _aggregates(node: Node, probe: Probe) -> Iterator[tuple[frozenset, Probe]]:
-    needed = probe.query.aggregates if probe.view_grouped else frozenset()
-    for key in node.supersets_of(needed):
-        yield key, probe
+        yield key, Probe(query, tables, grouped, key)
 
 
 def _ranges(node: Node, probe: Probe) -> Iterator[tuple[frozenset, Probe]]:
     for key in node.subsets_of(probe.query.ranges):
-        yield key, probe
+        yield key, replace(probe, ranges=key) if key else probe
 
 
 def _union_ranges(node: Node, probe: Probe) -> Iterator[tuple[frozenset, Probe]]:
     for key in node.within(probe.query.loose_ranges, 1):
-        yield key, probe
+        yield key, replace(probe, ranges=probe.ranges | key) if key else probe
 
 
 def _residuals(node: Node, probe: Probe) -> Iterator[tuple[frozenset, Probe]]:
-    for key in node.subsets_of(probe.query.residuals):
-        yield key, probe
+    """Also: the view outputs the columns of the query's predicates it does not apply."""
+    query = probe.query
+    for key in node.subsets_of(query.residuals):
+        if query.compensation(probe.tables, probe.ranges, key) <= probe.outputs:
+            yield key, probe
 
 
 LEVELS: tuple[Level, ...] = (
     Level("hub", lambda k: k.hub, _hub),
     Level("tables", lambda k: k.tables, _tables),
     Level("grouping", lambda k: GROUPED if k.grouped else ROWS, _grouping),
-    Level("outputs", lambda k: k.outputs, _outputs),
-    Level("aggregates", lambda k: k.aggregates, _aggregates),
+    Level("outputs", lambda k: k.outputs | k.aggregates, _outputs),
     Level("ranges", lambda k: k.strict_ranges, _ranges),
     Level("union ranges", lambda k: k.split_ranges, _union_ranges),
     Level("residuals", lambda k: k.residuals, _residuals),
@@ -229,9 +234,9 @@ def index_for(context: RewriteContext) -> ContextIndex:
         if found is not None and found.context is context:
             _cache.move_to_end(id(context))
             return found
-        base = next((i for i in reversed(_cache.values()) if i.context.keys == context.keys), None)
-        index = _derive(base, context) if base is not None else None
-        index = index or _build(context)
+        positions = _positions(context.views)
+        bases = [i for i in _cache.values() if i.context.keys == context.keys]
+        index = _derive(bases, context, positions) or _build(context, positions)
         _cache[id(context)] = index
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
@@ -250,23 +255,30 @@ def _positions(views: Sequence[View]) -> dict[int, tuple[int, ...]]:
     return out
 
 
-def _build(context: RewriteContext) -> ContextIndex:
+def _build(context: RewriteContext, positions: dict[int, tuple[int, ...]]) -> ContextIndex:
     tree = FilterTree(context.keys)
-    positions = _positions(context.views)
     for handle, (first, *_) in positions.items():
         tree.add(handle, context.views[first])
     return ContextIndex(context, tree, positions)
 
 
-def _derive(base: ContextIndex, context: RewriteContext) -> ContextIndex | None:
-    positions = _positions(context.views)
-    gone = base.positions.keys() - positions.keys()
-    new = positions.keys() - base.positions.keys()
+def _derive(
+    bases: list[ContextIndex], context: RewriteContext, positions: dict[int, tuple[int, ...]]
+) -> ContextIndex | None:
+    """From the cached index whose views differ least, if they differ in under half."""
+    changes = [(_difference(b.positions, positions), b) for b in bases]
+    if not changes:
+        return None
+    (gone, new), base = min(changes, key=lambda c: len(c[0][0]) + len(c[0][1]))
     if len(gone) + len(new) > len(positions) // 2:
-        return None  # mostly different views: building afresh is as cheap
+        return None
     tree = base.tree.copy()
     for handle in gone:
         tree.remove(handle)
     for handle in new:
         tree.add(handle, context.views[positions[handle][0]])
     return ContextIndex(context, tree, positions)
+
+
+def _difference(old: dict, new: dict) -> tuple[set, set]:
+    return old.keys() - new.keys(), new.keys() - old.keys()

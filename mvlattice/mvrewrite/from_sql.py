@@ -31,6 +31,7 @@ UNSUPPORTED_CLAUSES = (
     "pivots",
     "kind",
 )
+PLAIN_TABLE = ("this", "db", "catalog", "alias")
 GROUPING_CONSTRUCTS = (exp.Rollup, exp.Cube, exp.GroupingSets)
 SET_OPERATIONS = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}
 
@@ -119,8 +120,9 @@ class _Block:
             raise unsupported(f"alias '{alias}' is used twice")
         self.rels.add(alias)
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
-            if node.args.get("pivots") or node.args.get("sample") or node.args.get("joins"):
-                raise unsupported(f"'{node.sql('spark')}' is not rewritten")
+            extras = sorted(k for k, v in node.args.items() if v and k not in PLAIN_TABLE)
+            if extras:  # VERSION AS OF (an old version!), TABLESAMPLE, PIVOT, …
+                raise unsupported(f"'{node.sql('spark')}' ({', '.join(extras)}) is not rewritten")
             if not node.db and node.name.lower() in self.ctes:
                 return ir.Derived(translate(self.ctes[node.name.lower()], self.ctes), alias)
             return ir.Scan(_table_name(node), alias)
@@ -134,9 +136,11 @@ class _Block:
     def _aggregate(self, plan: ir.Plan) -> ir.Plan:
         group = self.select.args.get("group")
         if group is not None:
-            for extra in ("grouping_sets", "cube", "rollup", "totals"):
+            for extra in ("grouping_sets", "cube", "rollup", "totals", "all"):
                 if group.args.get(extra):
-                    raise unsupported("GROUPING SETS / ROLLUP / CUBE are not rewritten")
+                    raise unsupported(
+                        "GROUP BY ALL / GROUPING SETS / ROLLUP / CUBE are not rewritten"
+                    )
             if any(isinstance(k, GROUPING_CONSTRUCTS) for k in group.expressions):
                 raise unsupported("GROUPING SETS / ROLLUP / CUBE are not rewritten")
             return ir.Aggregate(plan, tuple(self.expr(k) for k in group.expressions))

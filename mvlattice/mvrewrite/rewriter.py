@@ -16,7 +16,7 @@ from sqlglot import exp
 from sqlglot.schema import MappingSchema
 
 from mvlattice.errors import UnsupportedSqlError
-from mvlattice.mvrewrite import compose, cost, prefilter
+from mvlattice.mvrewrite import compose, cost, filter_tree, prefilter
 from mvlattice.mvrewrite.attempt import (
     NOT_AVAILABLE,
     NOT_CHOSEN,
@@ -72,6 +72,25 @@ class RewriteResult:
 
 
 @dataclass(frozen=True, slots=True)
+class QueryResult:
+    """A query run (`Workspace.query`): its rows, and how it was rewritten before running."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    rewrite: RewriteResult
+    elapsed_ms: float  # rewriting and running
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "columns": list(self.columns),
+            "rows": [list(r) for r in self.rows],
+            "rewritten": self.rewrite.rewritten,
+            "materializations": list(self.rewrite.materializations),
+            "elapsed_ms": round(self.elapsed_ms, 1),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class RewriteContext:
     """What rewriting needs from a model, prepared once (see `context.context_for`)."""
 
@@ -91,9 +110,13 @@ def rewrite(
     context: RewriteContext,
     availability: Availability | None = None,
     explain: bool = True,
+    use_index: bool = True,
 ) -> RewriteResult:
     """Raises SqlError / UsageError only for text that is not one query; otherwise returns
-    the query unrewritten, with the reason, whenever it cannot be rewritten safely."""
+    the query unrewritten, with the reason, whenever it cannot be rewritten safely.
+    Only the filter tree's candidates are matched; `use_index=False` matches every view (the
+    same decisions, slower). Explanations give every view its reason, so with `explain=True`
+    every view is matched too."""
     tree = parse_query(sql)
     names = output_names(tree)
     try:
@@ -101,7 +124,7 @@ def rewrite(
     except UnsupportedSqlError as exc:
         note = Explanation(None, NOT_REWRITABLE, _reason(exc), str(exc))
         return RewriteResult(False, sql, (), (note,) if explain else ())
-    session = _Session(context, availability or AllUsable(), explain)
+    session = _Session(context, availability or AllUsable(), explain, use_index)
     result = rewrite_tree(qualified, session.block)
     if not session.used:
         return RewriteResult(False, sql, (), tuple(session.notes))
@@ -115,10 +138,13 @@ def rewrite(
 class _Session:
     """Rewrites the blocks of one statement, collecting explanations and views used."""
 
-    def __init__(self, context: RewriteContext, availability: Availability, explain: bool):
+    def __init__(
+        self, context: RewriteContext, availability: Availability, explain: bool, use_index: bool
+    ):
         self.context = context
         self.availability = availability
         self.explain = explain
+        self.use_index = use_index and not explain  # explanations cover every view
         self.notes: list[Explanation] = []
         self.used: list[str] = []
 
@@ -136,7 +162,7 @@ class _Session:
 
     def _choose(self, query: Spjg, label: str) -> Attempt | None:
         matched: list[Attempt] = []
-        for view, quick in candidates(query, self.context):
+        for view, quick in candidates(query, self.context, self.use_index):
             result = quick or match(query, view, self.context.keys)
             if isinstance(result, Attempt):
                 result = self._readable(result)
@@ -177,12 +203,16 @@ class _Session:
         self.notes.append(note)
 
 
-def candidates(query: Spjg, context: RewriteContext) -> Iterator[tuple[View, Rejection | None]]:
-    """Every view, each with a rejection when a cheap filter condition already rules it out.
-    A linear scan: GL01 §4's filter tree will replace it without touching its callers."""
+def candidates(
+    query: Spjg, context: RewriteContext, use_index: bool = True
+) -> Iterator[tuple[View, Rejection | None]]:
+    """The views GL01 §4's filter tree finds for the block (`use_index=False`: every view),
+    each with a rejection when a cheap filter condition already rules it out."""
     summary = Summary.of(query)
-    for view, view_summary in zip(context.views, context.summaries, strict=True):
-        yield view, prefilter.reject(summary, view, view_summary)
+    everything = range(len(context.views))
+    found = filter_tree.candidate_positions(query, context) if use_index else everything
+    for i in found:
+        yield context.views[i], prefilter.reject(summary, context.views[i], context.summaries[i])
 
 
 def _reason(exc: UnsupportedSqlError) -> str:

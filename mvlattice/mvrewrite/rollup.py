@@ -223,5 +223,15 @@ def divide(numerator: ir.Expr, denominator: ir.Expr) -> ir.Expr:
 def _cannot(attempt: Attempt, agg: ir.Agg, why: str) -> Rejection:
     hint = ""
     if attempt.view.kind == "tile" and not agg.distinct:
-        hint = f" (add measure {sql_of(agg).lower()} to a tile of lattice '{attempt.view.lattice}')"
+        args = ", ".join(_label(attempt, a) for a in agg.args) or "*"
+        hint = f" (add measure {agg.func}({args}) to a tile of lattice '{attempt.view.lattice}')"
     return Rejection(CANNOT_ROLL_UP, f"{sql_of(agg)} cannot be computed: {why}{hint}")
+
+
+def _label(attempt: Attempt, expr: ir.Expr) -> str:
+    """The lattice label of a column (what a tile's measure names), else the SQL."""
+    if isinstance(expr, ir.Column) and expr.rel in attempt.query.rels:
+        label = attempt.view.label(attempt.query.table_of(expr.rel), expr.name)
+        if label is not None:
+            return label
+    return sql_of(expr)

@@ -248,7 +248,7 @@ def _compound(node: exp.Expr) -> bool:
 
 
 # -- text -----------------------------------------------------------------------------------
-SAFE_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 RESERVED = frozenset(
     """
     all alter and anti any array as at authorization between both by case cast check
@@ -269,7 +269,7 @@ def pretty(node: exp.Expr) -> str:
     tree = node.copy()
     for identifier in tree.find_all(exp.Identifier):
         name = identifier.name
-        if identifier.quoted and SAFE_NAME.match(name) and name not in RESERVED:
+        if identifier.quoted and SAFE_NAME.match(name) and name.lower() not in RESERVED:
             identifier.set("quoted", False)
     return tree.sql(dialect=DIALECT, pretty=True)
 
@@ -287,6 +287,6 @@ def sql_of(expr: ir.Expr) -> str:
         return f"{expr.func.upper()}({'DISTINCT ' if expr.distinct else ''}{inner})"
     tree = expression(expr)
     for identifier in tree.find_all(exp.Identifier):
-        if SAFE_NAME.match(identifier.name) and identifier.name not in RESERVED:
+        if SAFE_NAME.match(identifier.name) and identifier.name.lower() not in RESERVED:
             identifier.set("quoted", False)
     return tree.sql(dialect=DIALECT)

@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mvlattice.service.cmd_suggest",
     "mvlattice.service.cmd_serve",
     "mvlattice.service.cmd_profile",
+    "mvlattice.service.cmd_rewrite",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -3,19 +3,16 @@
 Location `<warehouse>/_mvlattice/query_log`; one row per request with its time (UTC), the
 normalized SQL, the fingerprint of its shape (literals blanked, see `fingerprint`), the kind of
 request, whether it was rewritten and onto which views, latency, outcome (`ok` or an error
-code), source (`http`, `cli`), model and a message. The service appends in small batches on a
-background thread (`QueryLogWriter`), never on the request path; Delta appends from several
-processes commit without conflict. The suggester and HRU's workload weights read it through
-`read_log` / `query_log_sql`.
+code), source (`http`, `cli`), model and a message. The service appends in small batches on
+a background thread (`querylog_writer.QueryLogWriter`), never on the request path; Delta
+appends from several processes commit without conflict. The suggester and HRU's workload
+weights read it through `read_log`, `query_log_sql` and `query_log_weighted`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
-import threading
-import time
-from collections import deque
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,7 +25,6 @@ from mvlattice.settings import join_location
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-log = logging.getLogger("mvlattice.service")
 
 SCHEMA = (
     "time TIMESTAMP, sql STRING, fingerprint STRING, kind STRING, rewritten BOOLEAN, "
@@ -116,84 +112,6 @@ def log_now(spark: SparkSession, warehouse: str, requests: Iterable[Request]) ->
     return append(spark, warehouse, [to_record(r) for r in requests])
 
 
-class QueryLogWriter:
-    """Buffers requests and appends them in batches on a daemon thread: when `batch` are
-    waiting or the oldest has waited `interval` seconds, and on `close`. When appends fail the
-    records wait for the next try; past `max_pending` the oldest are dropped (and counted)."""
-
-    def __init__(
-        self,
-        spark: SparkSession,
-        warehouse: str,
-        *,
-        batch: int = 500,
-        interval: float = 2.0,
-        max_pending: int = 100_000,
-    ) -> None:
-        self.spark, self.warehouse = spark, warehouse
-        self.batch, self.interval = batch, interval
-        self._pending: deque[Request] = deque(maxlen=max_pending)
-        self._wake = threading.Condition()
-        self._closing = False
-        self.written = self.dropped = self.failures = 0
-        self._thread = threading.Thread(target=self._run, name="mvlattice-querylog", daemon=True)
-
-    def start(self) -> QueryLogWriter:
-        self._thread.start()
-        return self
-
-    def record(self, request: Request) -> None:
-        with self._wake:
-            if len(self._pending) == self._pending.maxlen:
-                self.dropped += 1
-            self._pending.append(request)
-            if len(self._pending) >= self.batch:
-                self._wake.notify()
-
-    @property
-    def pending(self) -> int:
-        return len(self._pending)
-
-    def close(self, timeout: float = 60.0) -> None:
-        """Write what is waiting, then stop."""
-        with self._wake:
-            self._closing = True
-            self._wake.notify()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        while True:
-            with self._wake:
-                if not self._closing:
-                    self._wake.wait_for(self._due, timeout=self.interval)
-                closing = self._closing
-                taken = self._take()
-            ok = self._write(taken, keep=not closing) if taken else True
-            if closing and (not ok or not self._pending):
-                return  # at shutdown a failing table is not retried forever
-
-    def _due(self) -> bool:
-        return self._closing or len(self._pending) >= self.batch
-
-    def _take(self) -> list[Request]:
-        count = min(len(self._pending), 10 * self.batch)
-        return [self._pending.popleft() for _ in range(count)]
-
-    def _write(self, requests: list[Request], *, keep: bool) -> bool:
-        try:
-            self.written += append(self.spark, self.warehouse, [to_record(r) for r in requests])
-            return True
-        except Exception as exc:  # noqa: BLE001 - the log must never take the service down
-            self.failures += 1
-            log.warning("query log: append of %d records failed: %s", len(requests), exc)
-            if keep:
-                with self._wake:
-                    self._pending.extendleft(reversed(requests))
-                time.sleep(min(30.0, self.interval * 2 ** min(self.failures, 5)))
-            return False
-
-
 # -- reading -----------------------------------------------------------------------------------
 def parse_since(text: str | None, now: dt.datetime | None = None) -> dt.datetime | None:
     """'2h', '7d', '90s' (ago) or an ISO date/time (UTC unless it says otherwise)."""
@@ -247,6 +165,15 @@ def query_log_sql(
 ) -> list[str]:
     """The SQL of every logged request that was valid SQL, oldest first (a workload)."""
     return [r.sql for r in read_log(warehouse, since, spark=spark) if _usable(r)]
+
+
+def query_log_weighted(
+    warehouse: str, since: dt.datetime | str | None = None, *, spark: SparkSession | None = None
+) -> list[tuple[str, float]]:
+    """(SQL, times asked) per distinct logged query, most asked first — the shape HRU's
+    weighted workload takes (`lattice.workload.workload_from_sql`)."""
+    counts = Counter(query_log_sql(warehouse, since, spark=spark))
+    return [(sql, float(n)) for sql, n in counts.most_common()]
 
 
 def table_records(location: str) -> list[dict[str, Any]]:

@@ -5,13 +5,13 @@ each query is drawn as a variation of one of the views (more or fewer tables, fi
 dropped or changed, a coarser or finer grouping, other outputs and aggregates), so that many
 pairs match — by rollup, union, joins back (view-partial), lossless extra joins
 (query-partial) and expressions over view columns — and many do not. For every block of every
-query, each view `match` accepts is among the tree's candidates.
+query, each view `match` accepts is among the tree's candidates; and `rewrite` decides the
+same with the index as without it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -26,7 +26,7 @@ from mvlattice.mvrewrite.filter_tree import candidate_positions
 from mvlattice.mvrewrite.from_sql import translate
 from mvlattice.mvrewrite.match import match
 from mvlattice.mvrewrite.parse import parse_query, qualify_query
-from mvlattice.mvrewrite.rewriter import RewriteContext
+from mvlattice.mvrewrite.rewriter import RewriteContext, rewrite
 from mvlattice.mvrewrite.spjg import Spjg, normalize
 from tests.golden.rewrite import runner
 
@@ -88,6 +88,9 @@ FILTERS = (
     "e2.salary > 5000",
     "d.deptno < 25",
     "l.locationid = 1",
+    "(e.salary > 11000 OR e.salary IS NULL)",
+    "e.deptno NOT IN (10, 30)",
+    "NOT e.empname = 'Eve'",
 )
 HAVING = ("count(*) > 1", "sum(e.salary) > 20000")
 
@@ -106,6 +109,8 @@ class Block:
     aggregates: tuple[str, ...]
     having: tuple[str, ...] = ()
     order: bool = False
+    distinct: bool = False
+    nested: bool = False  # read through a FROM subquery
 
     def usable(self, items: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(i for i in items if rels_of(i) <= set(self.rels))
@@ -123,7 +128,8 @@ class Block:
         outputs = [f"{k} AS k{i}" for i, k in enumerate(self.keys)]
         if self.grouped:
             outputs += [f"{a} AS a{i}" for i, a in enumerate(self.aggregates)]
-        text = f"SELECT {', '.join(outputs)} FROM emps e"
+        distinct = "DISTINCT " if self.distinct and not self.grouped else ""
+        text = f"SELECT {distinct}{', '.join(outputs)} FROM emps e"
         for rel, join in zip(self.rels[1:], self.joins, strict=True):
             text += f" JOIN {TABLES[rel]} {rel} ON {join}"
         if self.filters:
@@ -132,7 +138,8 @@ class Block:
             text += " GROUP BY " + ", ".join(self.keys)
         if self.grouped and self.having:
             text += " HAVING " + " AND ".join(self.having)
-        return text + (" ORDER BY k0" if self.order and self.keys else "")
+        text += " ORDER BY k0" if self.order and self.keys else ""
+        return f"SELECT k0 FROM ({text}) AS q" if self.nested and self.keys else text
 
 
 @st.composite
@@ -147,6 +154,7 @@ def blocks(draw: st.DrawFn) -> Block:
         grouped,
         tuple(draw(st.lists(st.sampled_from(COLUMNS), unique=True, min_size=1, max_size=4))),
         tuple(draw(st.lists(st.sampled_from(AGGREGATES), unique=True, min_size=1, max_size=3))),
+        distinct=draw(st.integers(0, 5)) == 0,
     )
     return block.tidy()
 
@@ -180,6 +188,8 @@ def variations(draw: st.DrawFn, view: Block) -> Block:
         tuple(dict.fromkeys(aggs)),
         having if grouped and draw(st.integers(0, 4)) == 0 else (),
         draw(st.booleans()),
+        draw(st.integers(0, 5)) == 0,
+        draw(st.integers(0, 7)) == 0,
     )
     query = query.tidy()
     if grouped and not keys and draw(st.booleans()):
@@ -227,7 +237,7 @@ def dropped(query: Spjg, context: RewriteContext) -> tuple[list[str], int]:
 
 
 @settings(
-    max_examples=250,
+    max_examples=150,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -240,3 +250,12 @@ def test_the_tree_keeps_every_view_the_matcher_accepts(model: Model, workload) -
             missing, accepted = dropped(query, context)
             event("some view matches" if accepted else "no view matches")
             assert not missing, f"{sql}\nleft out: {missing}\nviews: {views}"
+        assert decision(sql, context, True) == decision(sql, context, False)
+
+
+def decision(sql: str, context: RewriteContext, use_index: bool) -> tuple:
+    try:
+        result = rewrite(sql, context, explain=False, use_index=use_index)
+    except MvlatticeError as exc:
+        return ("error", str(exc))
+    return result.rewritten, result.sql, result.materializations

@@ -185,3 +185,18 @@ def test_never_two_runs_of_one_target_at_once(tmp_path: Path) -> None:
     first.join(10)
     assert runner.calls == [("lattice", "star")]
     assert scheduler.run_target("lattice", "star", 0) is True
+
+
+def test_a_batch_summary_says_what_happened() -> None:
+    from mvlattice.jobs.api import summarize
+    from mvlattice.jobs.batch import BatchResult, BuildResult
+
+    results = (
+        BuildResult("mvlattice.a", "tile", "refreshed", "incremental", "appends", 3),
+        BuildResult("mvlattice.b", "tile", "skipped", "none", "fresh", 1),
+        BuildResult("mvlattice.c", "tile", "failed", "full", "not built yet", error="boom"),
+    )
+    assert summarize(BatchResult(results)) == (
+        "1 refreshed, 1 fresh, 1 failed, 1 incremental; mvlattice.c: boom"
+    )
+    assert summarize(BatchResult(())) == "nothing to do"

@@ -11,7 +11,8 @@ import pytest
 from mvlattice.errors import UsageError
 from mvlattice.service import querylog
 from mvlattice.service.fingerprint import fingerprint, normalize_sql, shape
-from mvlattice.service.querylog import QueryLogWriter, Request, parse_since, to_record
+from mvlattice.service.querylog import Request, parse_since, to_record
+from mvlattice.service.querylog_writer import QueryLogWriter
 
 
 @pytest.mark.parametrize(

@@ -153,7 +153,7 @@ def _query_routes(app: FastAPI, service: Service) -> None:
         except Exception as exc:
             service.failed("query", req.sql, req.model, started, exc)
             raise
-        if out.rewrite_seconds is not None:
+        if req.rewrite:
             service.metrics.rewrite(_outcome(out.rewritten), out.rewrite_seconds)
         service.log("query", req.sql, out.model, started, rewritten=out.rewritten,
                     views=out.materializations, outcome="ok")  # fmt: skip

@@ -31,7 +31,7 @@ class Answer:
     rewritten: bool
     materializations: tuple[str, ...]
     sql: str  # what ran
-    rewrite_seconds: float | None  # None when the query was not rewritten on purpose
+    rewrite_seconds: float | None = None  # the rewriting part of the time, when known
 
 
 class Backend(Protocol):

@@ -23,18 +23,20 @@ def rewrite_document(result: Any, explain: bool) -> dict[str, Any]:
     return doc
 
 
-def answer_of(model: str, result: Any, limit: int, rewrite_seconds: float | None) -> Answer:
-    """A `Workspace.query` result (asked for limit + 1 rows) as an Answer of at most `limit`."""
+def answer_of(model: str, result: Any, limit: int) -> Answer:
+    """A `Workspace.query` QueryResult (asked for limit + 1 rows) as an Answer of at most
+    `limit` rows; what ran and which views it read come from its RewriteResult."""
     rows = [tuple(r) for r in _field(result, "rows")]
+    how = _field(result, "rewrite") or result
     return Answer(
         model,
         tuple(str(c) for c in _field(result, "columns")),
         tuple(rows[:limit]),
         len(rows) > limit,
-        bool(_field(result, "rewritten")),
-        tuple(str(m) for m in _field(result, "materializations") or ()),
-        str(_field(result, "sql")),
-        rewrite_seconds,
+        bool(_field(how, "rewritten")),
+        tuple(str(m) for m in _field(how, "materializations") or ()),
+        str(_field(how, "sql")),
+        None,
     )
 
 

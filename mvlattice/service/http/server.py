@@ -18,7 +18,8 @@ from mvlattice.service.http.app import Service, Settings, create_app
 from mvlattice.service.http.security import check_binding
 from mvlattice.service.http.workspaces import WorkspaceBackend
 from mvlattice.service.metrics import Metrics
-from mvlattice.service.querylog import QueryLogWriter, Request
+from mvlattice.service.querylog import Request
+from mvlattice.service.querylog_writer import QueryLogWriter
 from mvlattice.workspace import Workspace
 
 Say = Callable[[str], None]
@@ -104,7 +105,7 @@ class Runtime:
         for scheduler in self.schedulers:
             clean = _wait(lambda s=scheduler: s.shutdown(wait=True), abandon) and clean
         for writer in self.writers.values():
-            writer.close(timeout=60.0 if clean else 10.0)
+            writer.close(timeout=120.0 if clean else 10.0)
         if clean:
             next(iter(self.workspaces.values())).close()  # one SparkSession for all models
         self.stopped = True

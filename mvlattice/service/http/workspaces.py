@@ -66,9 +66,7 @@ class WorkspaceBackend:
             # the model that rewrites; without rewriting any will do (one shared SparkSession)
             name = self.rewrite(sql, False, None).model if rewrite else next(iter(self.workspaces))
         name, ws = self._pick(name)[0]
-        started = time.perf_counter()
-        result = ws.query(sql, rewrite=rewrite, limit=limit + 1)
-        return answer_of(name, result, limit, time.perf_counter() - started if rewrite else None)
+        return answer_of(name, ws.query(sql, rewrite=rewrite, limit=limit + 1), limit)
 
     # -- lattices and tiles --------------------------------------------------------------------
     def lattices(self, model: str | None) -> list[dict[str, Any]]:

@@ -107,10 +107,11 @@ HR_TYPES = {
 
 
 # -- the model ------------------------------------------------------------------------------
-def hr_model(folder: Path) -> Model:
+def hr_model(folder: Path, warehouse: Path | None = None) -> Model:
+    """The schema as a model in `folder`; its tables live under `warehouse`/hr_rewrite."""
     path = folder / "hr_rewrite.yaml"
     path.write_text(HR_MODEL)
-    return load_model(path, warehouse=str(folder / "warehouse"))
+    return load_model(path, warehouse=str(warehouse or folder / "warehouse"))
 
 
 def foodmart_model(folder: Path, warehouse: str | None = None) -> Model:

@@ -1,0 +1,83 @@
+"""`mvlattice rewrite` and `mvlattice query`: queries onto tiles and materialized views."""
+
+from __future__ import annotations
+
+import argparse
+
+from mvlattice.mvrewrite.parse import parse_query
+from mvlattice.service.cli import spark_options
+from mvlattice.service.output import dumps, table
+from mvlattice.workspace import Workspace
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "rewrite", help="rewrite a query onto tiles and materialized views (nothing runs)"
+    )
+    p.add_argument("model", help="model file (YAML or JSON)")
+    p.add_argument("query", help="the SQL query (SELECT or WITH; tables as schema.table)")
+    p.add_argument(
+        "--explain", action="store_true", help="say, for every view, why it was or was not used"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"rewritten", "sql", "materializations", "explain": [...]}',
+    )
+    spark_options(p)
+    p.set_defaults(handler=rewrite)
+
+    p = subparsers.add_parser("query", help="run a query, rewritten onto tiles when possible")
+    p.add_argument("model", help="model file (YAML or JSON)")
+    p.add_argument("query", help="the SQL query (SELECT or WITH; tables as schema.table)")
+    p.add_argument("--no-rewrite", action="store_true", help="run the query as written")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"columns", "rows", "rewritten", "materializations", "elapsed_ms"}',
+    )
+    p.add_argument("--limit", type=_whole, default=None, help="return at most N rows")
+    spark_options(p)
+    p.set_defaults(handler=query)
+
+
+def rewrite(args: argparse.Namespace) -> int:
+    parse_query(args.query)  # not a query: exit 2 before anything starts
+    result = _workspace(args).rewrite(args.query, explain=args.explain or args.json)
+    if args.json:
+        print(dumps(result.to_dict()))
+        return 0
+    if not result.rewritten:
+        print("-- not rewritten")
+    print(result.sql)
+    if args.explain:
+        rows = [(e.view or "-", e.outcome, e.reason, e.message) for e in result.explain]
+        print()
+        print(table(["view", "outcome", "reason", "message"], rows))
+    return 0
+
+
+def query(args: argparse.Namespace) -> int:
+    parse_query(args.query)
+    result = _workspace(args).query(args.query, rewrite=not args.no_rewrite, limit=args.limit)
+    if args.json:
+        print(dumps(result.to_dict()))
+        return 0
+    print(table(list(result.columns), list(result.rows)))
+    used = ", ".join(result.rewrite.materializations) or "base tables"
+    print(f"-- read {used}; {result.elapsed_ms:.0f} ms")
+    return 0
+
+
+def _workspace(args: argparse.Namespace) -> Workspace:
+    return Workspace(args.model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be zero or more")
+    return value
