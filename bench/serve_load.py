@@ -10,10 +10,14 @@ already-running service (loopback only; --token-file if the service wants one) u
 model's queries, so point it at a server started by an earlier run with --keep.
 
 Each client holds one keep-alive connection and sends its next request when the answer to the
-previous one has arrived (closed loop), so at 32 clients latency includes queueing.
+previous one has arrived (closed loop), so at 32 clients latency includes queueing (Little's
+law: mean latency = clients / throughput). As a baseline in the same run, the same load goes to
+a server whose backend answers at once without rewriting (the HTTP layer alone: auth, body
+limit, SQL gate, JSON, metrics, query-log hand-off); --no-baseline skips it.
 
     python bench/serve_load.py [--clients 32] [--seconds 60] [--solo-seconds 10] [--json]
                                [--url http://127.0.0.1:PORT] [--token-file F] [--keep]
+                               [--no-baseline]
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ import urllib.parse
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+# bench/ holds scripts named like standard modules (profile.py): keep it off the import path
+sys.path = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(REPO))
 
 STAR = "from shop.sales s join shop.product p on s.product_id = p.product_id"
@@ -198,6 +205,52 @@ def start_server(root: Path):  # noqa: ANN201 - a tests.integration Server
     return server
 
 
+class NullBackend:
+    """Answers every rewrite at once with the query unrewritten: the HTTP layer alone (auth,
+    body limit, SQL gate, JSON, metrics, query-log hand-off), for a side-by-side baseline."""
+
+    def models(self) -> tuple[str, ...]:
+        return ("null",)
+
+    def ready(self) -> bool:
+        return True
+
+    def rewrite(self, sql: str, explain: bool, model: str | None):  # noqa: ANN201
+        from mvlattice.service.http.backend import Rewritten
+
+        doc = {"rewritten": False, "sql": sql, "materializations": [], "explain": []}
+        return Rewritten("null", doc, False, (), 0.0)
+
+
+def null_server(port: int) -> None:
+    import uvicorn
+
+    from mvlattice.service.http.app import Service, Settings, create_app
+    from tests.integration.test_service_support import TOKEN
+
+    service = Service(NullBackend(), Settings(token=TOKEN))  # type: ignore[arg-type]
+    uvicorn.run(create_app(service), host="127.0.0.1", port=port, log_level="warning")
+
+
+def start_null_server():  # noqa: ANN201 - (url, Popen)
+    import subprocess
+    import urllib.request
+
+    from tests.integration.test_service_support import free_port
+
+    port = free_port()
+    process = subprocess.Popen([sys.executable, __file__, "--null-server", str(port)])
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(url + "/healthz", timeout=2).read()
+            return url, process
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("the null server did not start")
+
+
 def say(line: str) -> None:
     print(f"[serve_load] {line}", file=sys.stderr, flush=True)
 
@@ -210,8 +263,13 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--solo-seconds", type=float, default=10.0, help="one client first")
     parser.add_argument("--keep", action="store_true", help="leave the started server running")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the HTTP-only baseline")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--null-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.null_server:
+        null_server(args.null_server)
+        return 0
     if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600:
         raise SystemExit("bounded: 1..256 clients, at most 600 s")
     server = None
@@ -239,6 +297,16 @@ def main() -> int:
     finally:
         if server is not None and not args.keep:
             server.stop()
+    if not args.no_baseline:
+        from tests.integration.test_service_support import TOKEN
+
+        null_url, null_process = start_null_server()
+        try:
+            say(f"HTTP layer alone (no rewriting): {args.clients} clients for {args.seconds:g} s …")
+            results["http_only"] = asyncio.run(load(null_url, TOKEN, args.clients, args.seconds))
+        finally:
+            null_process.terminate()
+            null_process.wait(30)
     report(results, args.json)
     return 0 if results["load"]["errors"] == 0 else 1
 
@@ -247,12 +315,12 @@ def report(results: dict, as_json: bool) -> None:
     if as_json:
         print(json.dumps(results, indent=2))
         return
-    for name in ("solo", "load"):
+    for name in ("solo", "load", "http_only"):
         r = results.get(name)
         if r is None:
             continue
         print(
-            f"{name:5} {r['clients']:3} clients  {r['seconds']:5.1f} s  {r['requests']:7} requests"
+            f"{name:9} {r['clients']:3} clients  {r['seconds']:5.1f} s  {r['requests']:7} requests"
             f"  {r['throughput_per_s']:8.1f} req/s  p50 {r['p50_ms']:7.2f} ms  p90 "
             f"{r['p90_ms']:7.2f} ms  p99 {r['p99_ms']:7.2f} ms  max {r['max_ms']:8.2f} ms  "
             f"errors {r['errors']}  rewritten {r['rewritten_share']:.1%}"
@@ -262,6 +330,10 @@ def report(results: dict, as_json: bool) -> None:
         ratio = full["throughput_per_s"] / solo["throughput_per_s"]
         p50, p99 = full["p50_ms"] / solo["p50_ms"], full["p99_ms"] / solo["p99_ms"]
         print(f"ratio load/solo: throughput {ratio:.2f}x, p50 {p50:.2f}x, p99 {p99:.2f}x")
+    if "http_only" in results:
+        base, full = results["http_only"], results["load"]
+        ratio = base["throughput_per_s"] / full["throughput_per_s"]
+        print(f"ratio http_only/load: throughput {ratio:.2f}x (the rest is rewriting)")
     s = results["server_rewrite_time"]
     print(
         f"server-side rewrite time: {s['rewrites']} rewrites, mean {s['mean_ms']} ms, share "

@@ -215,7 +215,7 @@ class Workspace:
 
         start = time.perf_counter()
         parse_query(sql)  # only queries: anything else is a UsageError / SqlError
-        result = self.rewrite(sql) if rewrite else RewriteResult(False, sql, ())
+        result = self.rewrite(sql, explain=False) if rewrite else RewriteResult(False, sql, ())
         columns, rows = self.collect(self.sql(result.sql), limit)
         elapsed = (time.perf_counter() - start) * 1000
         if result.rewritten:

@@ -129,7 +129,9 @@ def test_hints_name_the_missing_dimension_and_measure(model) -> None:  # noqa: A
         "join foodmart.time_by_day using (time_id) group by the_year",
         context,
     ).explain
-    assert note.reason == "CANNOT_ROLL_UP" and "add measure sum(unit_sales) to a tile" in note.message
+    assert (
+        note.reason == "CANNOT_ROLL_UP" and "add measure sum(unit_sales) to a tile" in note.message
+    )
 
 
 def test_the_smallest_tile_wins(model) -> None:  # noqa: ANN001
@@ -149,8 +151,10 @@ def test_the_smallest_tile_wins(model) -> None:  # noqa: ANN001
 def test_a_measure_over_a_derived_column(tmp_path: Path) -> None:
     """SUM(a * b) matches a tile measure over the derived column `a * b`."""
     base = runner.foodmart_model(tmp_path)
-    text = Path(base.file).read_text().replace(
-        "select 1 from", "select s.unit_sales * s.store_sales as revenue from"
+    text = (
+        Path(base.file)
+        .read_text()
+        .replace("select 1 from", "select s.unit_sales * s.store_sales as revenue from")
     )
     path = tmp_path / "derived.yaml"
     path.write_text(text)

@@ -131,7 +131,10 @@ def test_distinct_is_grouping(schema) -> None:  # noqa: ANN001
             "(SELECT 1 FROM depts d WHERE d.deptno = e.deptno)",
             "UNSUPPORTED",
         ),
-        ("SELECT t.c FROM (SELECT deptno, COUNT(*) AS c FROM emps GROUP BY deptno) t", "UNSUPPORTED"),
+        (
+            "SELECT t.c FROM (SELECT deptno, COUNT(*) AS c FROM emps GROUP BY deptno) t",
+            "UNSUPPORTED",
+        ),
         ("SELECT empid FROM emps UNION SELECT deptno FROM depts", "UNSUPPORTED"),
     ],
 )
@@ -151,8 +154,10 @@ def test_uncorrelated_subqueries_are_kept_as_sql(schema) -> None:  # noqa: ANN00
 
 # -- generation -------------------------------------------------------------------------------
 ROUND_TRIP = [
-    "SELECT empid, (salary + 1) * 2 AS x, -salary AS y FROM emps WHERE NOT (empid = 1 AND deptno = 2)",
-    "SELECT deptno, SUM(salary) / COUNT(salary) AS a FROM emps GROUP BY deptno HAVING MAX(salary) > 3",
+    "SELECT empid, (salary + 1) * 2 AS x, -salary AS y FROM emps "
+    "WHERE NOT (empid = 1 AND deptno = 2)",
+    "SELECT deptno, SUM(salary) / COUNT(salary) AS a FROM emps GROUP BY deptno "
+    "HAVING MAX(salary) > 3",
     "SELECT CASE WHEN salary > 10 THEN 'a' ELSE 'b' END AS c, CAST(salary AS INT) AS i FROM emps",
     "SELECT empid FROM emps WHERE empname LIKE 'B%' OR salary IS NULL OR deptno IN (1, 2)",
     "SELECT e.empid, d.deptname FROM emps e JOIN depts d ON e.deptno = d.deptno ORDER BY 1 LIMIT 5",

@@ -57,16 +57,22 @@ def queries(draw: st.DrawFn) -> str:
     tables = draw(st.lists(st.sampled_from(sorted(JOINS)), unique=True, max_size=2))
     scopes = [None, *tables]
     where = draw(
-        st.lists(st.sampled_from([p for s in scopes for p in PREDICATES[s]]), unique=True, max_size=3)
+        st.lists(
+            st.sampled_from([p for s in scopes for p in PREDICATES[s]]), unique=True, max_size=3
+        )
     )
     grouped = draw(st.booleans())
     if grouped:
-        keys = draw(st.lists(st.sampled_from([k for s in scopes for k in KEYS[s]]), unique=True, max_size=3))
+        keys = draw(
+            st.lists(st.sampled_from([k for s in scopes for k in KEYS[s]]), unique=True, max_size=3)
+        )
         aggs = draw(st.lists(st.sampled_from(AGGREGATES), unique=True, min_size=1, max_size=3))
         items = keys + aggs
     else:
         keys = []
-        items = draw(st.lists(st.sampled_from(COLUMNS + KEYS[None]), unique=True, min_size=1, max_size=4))
+        items = draw(
+            st.lists(st.sampled_from(COLUMNS + KEYS[None]), unique=True, min_size=1, max_size=4)
+        )
     select = ", ".join(f"{item} AS o{i}" for i, item in enumerate(items))
     sql = f"SELECT {select} FROM emps " + " ".join(JOINS[t] for t in tables)
     if where:
@@ -86,7 +92,9 @@ def context(model, **views: str):  # noqa: ANN001, ANN201
     return context_for(model, tiles=(), materializations=items, types=runner.HR_TYPES)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(queries())
 def test_a_view_identical_to_the_query_is_a_plain_scan(model, sql: str) -> None:  # noqa: ANN001
     result = rewrite(sql, context(model, mv=sql))
@@ -100,7 +108,9 @@ def test_a_view_identical_to_the_query_is_a_plain_scan(model, sql: str) -> None:
     assert outputs == [(f"mv.o{i}", f"o{i}") for i in range(len(outputs))]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(queries(), queries())
 def test_the_filter_conditions_never_reject_a_usable_view(model, sql: str, view_sql: str) -> None:  # noqa: ANN001
     ctx = context(model, q=sql, v=view_sql)

@@ -39,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 SCHEMA = "hr_rewrite"
 NO_REWRITE = "NO REWRITE: "
+SHUFFLE = "spark.sql.shuffle.partitions"
 
 HR_MODEL = f"""
 version: "1.0"
@@ -248,6 +249,7 @@ def load_hr_tables(spark: Any, warehouse: Path) -> Path:
         location = str(folder / name)
         spark.createDataFrame(rows, ddl).write.format("delta").mode("overwrite").save(location)
         spark.sql(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{name} USING delta LOCATION '{location}'")
+        spark.catalog.cacheTable(f"{SCHEMA}.{name}")  # read many times by the comparisons
     _LOADED.add(str(folder))
     return folder
 
@@ -290,12 +292,16 @@ def _values(text: str) -> tuple[Any, ...]:
 
 
 def _in_schema(spark: Any, sql: str) -> list[Any]:
-    previous = spark.catalog.currentDatabase()
+    """Run `sql` with hr_rewrite as the current database and one shuffle partition (the data
+    is tiny; fewer tasks), restoring both afterwards."""
+    database, partitions = spark.catalog.currentDatabase(), spark.conf.get(SHUFFLE)
     spark.catalog.setCurrentDatabase(SCHEMA)
+    spark.conf.set(SHUFFLE, "1")
     try:
         return spark.sql(sql).collect()
     finally:
-        spark.catalog.setCurrentDatabase(previous)
+        spark.catalog.setCurrentDatabase(database)
+        spark.conf.set(SHUFFLE, partitions)
 
 
 def rows(spark: Any, sql: str) -> list[tuple[Any, ...]]:
