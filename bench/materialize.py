@@ -17,19 +17,24 @@ equal between the modes. Prints per-tile times and the ratio star-only / rollup.
 
 from __future__ import annotations
 
-import argparse
-import shutil
 import sys
-import tempfile
-import textwrap
-import time
 from pathlib import Path
 
-from mvlattice.jobs.batch import BatchResult, run_batch
-from mvlattice.jobs.context import JobContext
-from mvlattice.jobs.planning import planned_tiles
-from mvlattice.jobs.targets import declared_targets
-from mvlattice.workspace import Workspace
+# `python bench/x.py` puts bench/ first on sys.path, where bench/profile.py would shadow the
+# standard library's `profile` (which pyspark imports through cProfile).
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import argparse  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+import textwrap  # noqa: E402
+import time  # noqa: E402
+
+from mvlattice.jobs.batch import BatchResult, run_batch  # noqa: E402
+from mvlattice.jobs.context import JobContext  # noqa: E402
+from mvlattice.jobs.planning import planned_tiles  # noqa: E402
+from mvlattice.jobs.targets import declared_targets  # noqa: E402
+from mvlattice.workspace import Workspace  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = 10_000_000

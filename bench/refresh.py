@@ -13,20 +13,33 @@ contents after the incremental refresh must equal the full rebuild's.
 
 from __future__ import annotations
 
-import argparse
-import shutil
+import importlib.util
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-from materialize import REPO, ROWS, checksums, fact_sql, session, synthetic_star
+HERE = Path(__file__).resolve().parent
+# `python bench/x.py` puts bench/ first on sys.path, where bench/profile.py would shadow the
+# standard library's `profile` (which pyspark imports through cProfile).
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
-from mvlattice.jobs.batch import BatchResult, run_batch
-from mvlattice.jobs.context import JobContext
-from mvlattice.jobs.planning import planned_tiles
-from mvlattice.jobs.targets import declared_targets
-from mvlattice.workspace import Workspace
+import argparse  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+from mvlattice.jobs.batch import BatchResult, run_batch  # noqa: E402
+from mvlattice.jobs.context import JobContext  # noqa: E402
+from mvlattice.jobs.planning import planned_tiles  # noqa: E402
+from mvlattice.jobs.targets import declared_targets  # noqa: E402
+from mvlattice.workspace import Workspace  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("bench_materialize", HERE / "materialize.py")
+assert _spec is not None and _spec.loader is not None
+bench_materialize = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_materialize)
+REPO, ROWS, checksums = bench_materialize.REPO, bench_materialize.ROWS, bench_materialize.checksums
+fact_sql, session = bench_materialize.fact_sql, bench_materialize.session
+synthetic_star = bench_materialize.synthetic_star
 
 
 def timed(label: str, run) -> tuple[BatchResult, float]:  # noqa: ANN001

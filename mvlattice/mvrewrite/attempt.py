@@ -81,6 +81,7 @@ class UnionBranches:
     outer_outputs: tuple[ir.Output, ...] = ()
     outer_having: tuple[ir.Expr, ...] = ()
     outer_order: tuple[ir.SortKey, ...] = ()
+    view_aggregates: bool = True  # False: the view's rows already are the query's groups
 
 
 def _no_aggs() -> Mapping[ir.Agg, ir.Expr]:

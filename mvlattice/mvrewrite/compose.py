@@ -27,7 +27,8 @@ def _union(attempt: Attempt, union: UnionBranches) -> ir.Plan:
     view_branch = view_source(attempt, attempt.filters)
     base_branch = base_source(attempt.query, union.base_filters)
     if union.grouped:
-        view_branch = ir.Aggregate(view_branch, union.view_keys)
+        if union.view_aggregates:
+            view_branch = ir.Aggregate(view_branch, union.view_keys)
         base_branch = ir.Aggregate(base_branch, union.base_keys)
     branches = ir.SetOp(
         "union",

@@ -37,7 +37,7 @@ def check(attempt: Attempt) -> Attempt | Rejection:
             "the view is one global aggregate row (it exists even over no rows); the query "
             "needs groups",
         )
-    if _same_grouping(attempt):
+    if same_grouping(attempt):
         direct = _direct(attempt)
         if direct is not None:
             return finish(attempt, direct, aggregate=False)
@@ -62,7 +62,9 @@ def _over_rows(attempt: Attempt) -> Attempt | Rejection:
     return finish(attempt, mapped, aggregate=True)
 
 
-def _same_grouping(attempt: Attempt) -> bool:
+def same_grouping(attempt: Attempt) -> bool:
+    """Each view row is exactly one query group: no joined-back rows, and every grouping
+    column of the view is one of the query's."""
     if attempt.join_back:
         return False  # joined-back rows must be grouped again
     assert attempt.query_preds is not None
@@ -76,9 +78,9 @@ def _direct(attempt: Attempt) -> dict[ir.Agg, ir.Expr] | None:
     columns = view_aggregates(attempt)
     out: dict[ir.Agg, ir.Expr] = {}
     for agg in attempt.query.aggregates:
-        found = columns.get(_canonical(attempt, agg))
+        found = columns.get(canonical_in(attempt, agg))
         if found is None and agg.func == "avg" and not agg.distinct:
-            found_parts = [columns.get(_canonical(attempt, p)) for p, _ in parts(agg)]
+            found_parts = [columns.get(canonical_in(attempt, p)) for p, _ in parts(agg)]
             if None not in found_parts:
                 found = average(attempt, agg, *found_parts)  # type: ignore[arg-type]
                 found = None if isinstance(found, Rejection) else found
@@ -99,7 +101,7 @@ def roll_up(attempt: Attempt, agg: ir.Agg) -> ir.Expr | Rejection:
         return _cannot(attempt, agg, "its argument is not a grouping column of the view")
     rolled_parts = []
     for part, rollup in parts(agg):
-        column = view_aggregates(attempt).get(_canonical(attempt, part))
+        column = view_aggregates(attempt).get(canonical_in(attempt, part))
         if column is None or rollup is None:
             return _cannot(attempt, agg, f"the view has no {sql_of(part)}")
         rolled: ir.Expr = ir.Agg(rollup, (column,))
@@ -125,12 +127,12 @@ def view_aggregates(attempt: Attempt) -> dict[ir.Expr, ir.Expr]:
     out: dict[ir.Expr, ir.Expr] = {}
     for output in attempt.view_block.outputs:
         if isinstance(output.expr, ir.Agg):
-            key = _canonical(attempt, attempt.to_query_space(output.expr))
+            key = canonical_in(attempt, attempt.to_query_space(output.expr))
             out.setdefault(key, ir.Column(attempt.view_alias, output.name))
     return out
 
 
-def _canonical(attempt: Attempt, expr: ir.Expr) -> ir.Expr:
+def canonical_in(attempt: Attempt, expr: ir.Expr) -> ir.Expr:
     assert attempt.query_preds is not None
     return canonical(expr, attempt.query_preds.classes)
 

@@ -29,7 +29,16 @@ from mvlattice.mvrewrite.compose import UNION_ALIAS
 from mvlattice.mvrewrite.output_mapping import is_output_ref, missing
 from mvlattice.mvrewrite.predicates import Predicates, range_of
 from mvlattice.mvrewrite.ranges import Range
-from mvlattice.mvrewrite.rollup import average, coalesce_zero, finish, parts, roll_up
+from mvlattice.mvrewrite.rollup import (
+    average,
+    canonical_in,
+    coalesce_zero,
+    finish,
+    parts,
+    roll_up,
+    same_grouping,
+    view_aggregates,
+)
 
 
 def check(attempt: Attempt) -> Attempt | Rejection:
@@ -85,11 +94,12 @@ def _groups(attempt: Attempt, base: tuple[ir.Expr, ...]) -> Attempt | Rejection:
         )
     key_names = tuple(f"_k{i}" for i in range(len(query.keys)))
     view_parts, base_parts, outer_aggs = [], [], {}
+    stored = view_aggregates(attempt) if _as_stored(attempt) else None
     for agg in query.aggregates:
         combined = []
         for part, rollup in parts(agg):
             name = f"_p{len(view_parts)}"
-            in_view = _in_view(attempt, part)
+            in_view = _in_view(attempt, part, stored)
             if isinstance(in_view, Rejection):
                 return in_view
             view_parts.append(ir.Output(name, in_view))
@@ -101,11 +111,28 @@ def _groups(attempt: Attempt, base: tuple[ir.Expr, ...]) -> Attempt | Rejection:
                 return mean
             combined = [mean]
         outer_aggs[agg] = combined[0]
-    return _with_outer(attempt, base, key_names, view_parts, base_parts, outer_aggs)
+    found = _with_outer(attempt, base, key_names, view_parts, base_parts, outer_aggs)
+    if isinstance(found, Rejection) or found.union is None or stored is None:
+        return found
+    return replace(found, union=replace(found.union, view_aggregates=False))
 
 
-def _in_view(attempt: Attempt, part: ir.Agg) -> ir.Expr | Rejection:
-    """The partial aggregate computed from the view's rows."""
+def _as_stored(attempt: Attempt) -> bool:
+    """Whether every partial aggregate is a view column as it stands (Calcite's form:
+    `SELECT empid, deptname, s FROM mv UNION ALL …`), so the view branch need not group."""
+    if not attempt.view_block.grouped or not same_grouping(attempt):
+        return False
+    stored = view_aggregates(attempt)
+    needed = (p for a in attempt.query.aggregates for p, _ in parts(a))
+    return all(canonical_in(attempt, p) in stored for p in needed)
+
+
+def _in_view(
+    attempt: Attempt, part: ir.Agg, stored: dict[ir.Expr, ir.Expr] | None
+) -> ir.Expr | Rejection:
+    """The partial aggregate from the view's rows: a view column as it stands, or rolled up."""
+    if stored is not None:
+        return stored[canonical_in(attempt, part)]
     if attempt.view_block.grouped:
         return roll_up(attempt, part)
     assert attempt.available is not None

@@ -12,6 +12,7 @@ weights read it through `read_log`, `query_log_sql` and `query_log_weighted`.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -108,8 +109,13 @@ def append(spark: SparkSession, warehouse: str, records: Iterable[LogRecord]) ->
 
 
 def log_now(spark: SparkSession, warehouse: str, requests: Iterable[Request]) -> int:
-    """Append at once, for callers without a writer thread (the CLI's rewrite and query)."""
-    return append(spark, warehouse, [to_record(r) for r in requests])
+    """Append at once, for callers without a writer thread (the CLI's rewrite and query);
+    never raises — a failure to log must not fail the command — and returns rows written."""
+    try:
+        return append(spark, warehouse, [to_record(r) for r in requests])
+    except Exception as exc:  # noqa: BLE001
+        logging.getLogger("mvlattice.service").warning("query log: append failed: %s", exc)
+        return 0
 
 
 # -- reading -----------------------------------------------------------------------------------

@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from mvlattice.service.fingerprint import fingerprint
-from mvlattice.service.querylog import query_log_sql, query_log_weighted, read_log
+from mvlattice.service.querylog import (
+    Request,
+    log_now,
+    query_log_sql,
+    query_log_weighted,
+    read_log,
+)
 from tests.integration.test_service_support import (
     MAX_BODY,
     MAX_ROWS,
@@ -329,6 +335,15 @@ def test_a_stop_is_clean_and_the_query_log_complete(spark, server: Server) -> No
     weighted = query_log_weighted(str(server.warehouse), spark=spark)
     assert sum(n for _, n in weighted) == len(workload)
     assert [n for _, n in weighted] == sorted((n for _, n in weighted), reverse=True)
+
+
+def test_a_cli_request_is_logged_at_once(spark, server: Server) -> None:  # noqa: ANN001
+    server.stop()
+    request = Request(time.time(), "SELECT  1 AS cli_marker", "query", False, (), 12.5, "ok",
+                      source="cli", model="shop")  # fmt: skip
+    assert log_now(spark, str(server.warehouse), [request]) == 1
+    (found,) = [r for r in read_log(str(server.warehouse), spark=spark) if "cli_marker" in r.sql]
+    assert (found.source, found.sql, found.latency_ms) == ("cli", "SELECT 1 AS cli_marker", 12.5)
 
 
 def test_mvlattice_log_prints_the_query_log(spark, server: Server, capsys) -> None:  # noqa: ANN001
