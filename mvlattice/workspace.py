@@ -196,16 +196,19 @@ class Workspace:
         return profile_lattice(self.spark, self.model, name, kind=provider, max_size=max_size,
                                warehouse=self.warehouse, progress=progress)  # fmt: skip
 
-    def rewrite(self, sql: str, explain: bool = True) -> Any:
+    def rewrite(self, sql: str, explain: bool = True, use_index: bool = True) -> Any:
         """The query rewritten onto tiles and materialized views (nothing runs): a mvrewrite
         RewriteResult (rewritten, sql, materializations, explain). Views and their freshness
-        come from the tile catalog; unsupported SQL comes back unrewritten with the reason."""
+        come from the tile catalog; unsupported SQL comes back unrewritten with the reason.
+        `use_index=False` matches every view, not only the filter tree's candidates."""
         from mvlattice.mvrewrite.rewriter import rewrite
 
         context, availability = self._rewrite_views()
-        return rewrite(sql, context, availability, explain)
+        return rewrite(sql, context, availability, explain, use_index)
 
-    def query(self, sql: str, rewrite: bool = True, limit: int | None = None) -> Any:
+    def query(
+        self, sql: str, rewrite: bool = True, limit: int | None = None, use_index: bool = True
+    ) -> Any:
         """Run a query, rewritten first unless `rewrite=False`; a mvrewrite QueryResult
         (columns, rows, the RewriteResult, elapsed_ms). Views used get their hit counted."""
         import time
@@ -215,7 +218,11 @@ class Workspace:
 
         start = time.perf_counter()
         parse_query(sql)  # only queries: anything else is a UsageError / SqlError
-        result = self.rewrite(sql, explain=False) if rewrite else RewriteResult(False, sql, ())
+        result = (
+            self.rewrite(sql, explain=False, use_index=use_index)
+            if rewrite
+            else RewriteResult(False, sql, ())
+        )
         columns, rows = self.collect(self.sql(result.sql), limit)
         elapsed = (time.perf_counter() - start) * 1000
         if result.rewritten:

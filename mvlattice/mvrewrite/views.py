@@ -2,7 +2,7 @@
 
 A tile of lattice L with dimensions D and measures M is the view
 
-    SELECT <D as column_name(label)>, <stored columns of M> FROM <L's star, as far as needed>
+    SELECT <D as column_name(label)>, <stored columns of M> FROM <L's whole star>
     GROUP BY <D>
 
 stored at `mvlattice.jobs.naming.tile_qualified_name(spec)`; measures are stored as

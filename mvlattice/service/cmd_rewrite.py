@@ -20,6 +20,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--explain", action="store_true", help="say, for every view, why it was or was not used"
     )
     p.add_argument(
+        "--no-index",
+        action="store_true",
+        help="match every view, not only the filter tree's candidates (same result; slower)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help='print {"rewritten", "sql", "materializations", "explain": [...]}',
@@ -32,6 +37,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("query", help="the SQL query (SELECT or WITH; tables as schema.table)")
     p.add_argument("--no-rewrite", action="store_true", help="run the query as written")
     p.add_argument(
+        "--no-index",
+        action="store_true",
+        help="match every view, not only the filter tree's candidates (same result; slower)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help='print {"columns", "rows", "rewritten", "materializations", "elapsed_ms"}',
@@ -43,7 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def rewrite(args: argparse.Namespace) -> int:
     parse_query(args.query)  # not a query: exit 2 before anything starts
-    result = _workspace(args).rewrite(args.query, explain=args.explain or args.json)
+    result = _workspace(args).rewrite(
+        args.query, explain=args.explain or args.json, use_index=not args.no_index
+    )
     if args.json:
         print(dumps(result.to_dict()))
         return 0
@@ -59,7 +71,9 @@ def rewrite(args: argparse.Namespace) -> int:
 
 def query(args: argparse.Namespace) -> int:
     parse_query(args.query)
-    result = _workspace(args).query(args.query, rewrite=not args.no_rewrite, limit=args.limit)
+    result = _workspace(args).query(
+        args.query, rewrite=not args.no_rewrite, limit=args.limit, use_index=not args.no_index
+    )
     if args.json:
         print(dumps(result.to_dict()))
         return 0

@@ -10,13 +10,14 @@ import pytest
 
 from mvlattice.lattice.lattice import Measure, TileSpec
 from mvlattice.lattice.model import Model
-from mvlattice.mvrewrite import filter_tree
+from mvlattice.mvrewrite import filter_tree, rewriter
 from mvlattice.mvrewrite.attempt import Attempt
 from mvlattice.mvrewrite.context import context_for
 from mvlattice.mvrewrite.filter_keys import view_keys
 from mvlattice.mvrewrite.filter_tree import FilterTree, candidate_positions, index_for
 from mvlattice.mvrewrite.match import match
 from mvlattice.mvrewrite.rewriter import RewriteContext
+from mvlattice.service.cli import build_parser
 from tests.golden.rewrite import runner
 from tests.unit.test_filter_tree_property import decision, query_blocks
 
@@ -238,3 +239,35 @@ def test_every_golden_case_keeps_the_views_the_matcher_accepts(model: Model) -> 
             assert decision(case.query, context, True) == decision(case.query, context, False)
     assert accepted >= 200
     assert candidates < pairs / 2  # and most views are ruled out without matching
+
+
+def test_the_rewriter_only_matches_candidates_unless_told_not_to(
+    model: Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    views = {f"v{i}": f"SELECT empid, deptno FROM emps WHERE deptno > {i}" for i in range(12)}
+    views["answers"] = "SELECT empid, salary FROM emps"
+    context = runner.context(model, views)
+    calls: list[str] = []
+    original = rewriter.match
+
+    def counting(query, view, keys):  # noqa: ANN001, ANN202
+        calls.append(view.name)
+        return original(query, view, keys)
+
+    monkeypatch.setattr(rewriter, "match", counting)
+    sql = "SELECT salary FROM emps WHERE empid > 3"
+    with_index = rewriter.rewrite(sql, context, explain=False)
+    assert calls == ["answers"] and with_index.materializations == ("answers",)
+    calls.clear()
+    without = rewriter.rewrite(sql, context, explain=False, use_index=False)
+    assert len(calls) == 13 and without == with_index
+    calls.clear()
+    rewriter.rewrite(sql, context)  # explanations cover every view
+    assert len(calls) == 13
+
+
+def test_the_commands_can_bypass_the_index() -> None:
+    parser = build_parser()
+    for command in ("rewrite", "query"):
+        assert parser.parse_args([command, "m.yaml", "SELECT 1", "--no-index"]).no_index
+        assert not parser.parse_args([command, "m.yaml", "SELECT 1"]).no_index

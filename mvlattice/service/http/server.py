@@ -39,6 +39,7 @@ class Runtime:
         self.schedulers: list[Any] = []
         self.service: Service | None = None
         self.stopped = False
+        self.clean = True  # False once a running refresh was abandoned
 
     def start(self, *, schedule: bool) -> None:
         self.backend.start()
@@ -95,7 +96,7 @@ class Runtime:
         """Stop jobs and schedulers (waiting for running refreshes unless `abandon()`), write
         the query log, stop Spark. False when a refresh was abandoned."""
         if self.stopped:
-            return True
+            return self.clean
         clean = True
         jobs = self.service.jobs if self.service else None
         if jobs is not None and jobs.active():
@@ -108,7 +109,7 @@ class Runtime:
             writer.close(timeout=120.0 if clean else 10.0)
         if clean:
             next(iter(self.workspaces.values())).close()  # one SparkSession for all models
-        self.stopped = True
+        self.stopped, self.clean = True, clean
         return clean
 
 
