@@ -18,7 +18,7 @@ store_id follows the customer 90 % of the time (a near-FD).
    (ours: keys, FDs, counted subsets, Cardenas) and Calcite's plain independence.
 
     python bench/profile.py [--rows N] [--sample-sets N] [--estimate-sets N] [--seed N]
-                            [--sketch hll|hllpp] [--precision P] [--warehouse DIR] [--keep]
+                            [--lg-config-k K] [--warehouse DIR] [--keep]
 """
 
 from __future__ import annotations
@@ -119,8 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-sets", type=int, default=20)
     parser.add_argument("--estimate-sets", type=int, default=8)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--sketch", default="hll", choices=["hll", "hllpp"])
-    parser.add_argument("--precision", type=int, default=16)
+    parser.add_argument("--lg-config-k", type=int, default=16, help="HLL sketch size")
     parser.add_argument("--warehouse", help="default: a temporary directory")
     parser.add_argument("--keep", action="store_true", help="keep the generated data")
     args = parser.parse_args(argv)
@@ -145,7 +144,7 @@ def run(args: argparse.Namespace, warehouse: Path) -> None:
     print(f"lattice: {len(labels)} columns {labels}; {len(sets)} column sets of size <= 3")
     ws.spark.sql(f"SELECT count(*) FROM ({lattice.star_sql()}) AS s").first()  # warm-up
 
-    sketch = SketchCounter(ws.spark, lattice, sketch=args.sketch, precision=args.precision)
+    sketch = SketchCounter(ws.spark, lattice, lg_config_k=args.lg_config_k)
     t = time.perf_counter()
     approx = sketch.count(sets)
     profiler_s = time.perf_counter() - t

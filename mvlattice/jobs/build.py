@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from mvlattice.jobs.appended import appended_view
 from mvlattice.jobs.changes import RefreshDecision
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.order import Ancestor
@@ -66,21 +67,30 @@ def merge_appends(
     decision: RefreshDecision,
     started: float,
 ) -> TileRecord:
-    """The tile with the aggregate of the appended fact rows merged in (the incremental path)."""
+    """The tile with the aggregate of the appended fact rows merged in (the incremental path).
+    The appended rows are read from their own files when the fact table's layout allows
+    (see `appended`), else through Delta with a filter on their file names."""
     assert target.spec is not None and decision.fact_version is not None
     lattice = ctx.model.lattice(target.spec.lattice)
     fact = ctx.model.table(lattice.root.schema, lattice.root.table)
-    assert fact is not None
+    assert fact is not None and fact.location is not None
+    view = appended_view(ctx.spark, fact.location, decision.fact_version, decision.added)
     relations = pinned_relations(ctx.model, lattice, dict(versions))
-    relations[lattice.root.alias] = appended_relation(
-        read_name(fact), decision.fact_version, decision.added_files
+    relations[lattice.root.alias] = (
+        q(view)
+        if view is not None
+        else appended_relation(read_name(fact), decision.fact_version, decision.added_files)
     )
-    delta_sql = star_tile_sql(lattice, target.spec, relations)
-    tile = table_relation(f"delta.{q(target.location)}", tile_version)
-    types = column_types(ctx.spark, target.location, tile_version)
-    sql = merge_tile_sql(target.spec, tile, delta_sql, types)
-    recorder = _recorder(ctx, target, versions, started, target.name, "incremental")
-    return write_table(ctx.spark, target.location, sql, recorder)
+    try:
+        delta_sql = star_tile_sql(lattice, target.spec, relations)
+        tile = table_relation(f"delta.{q(target.location)}", tile_version)
+        types = column_types(ctx.spark, target.location, tile_version)
+        sql = merge_tile_sql(target.spec, tile, delta_sql, types)
+        recorder = _recorder(ctx, target, versions, started, target.name, "incremental")
+        return write_table(ctx.spark, target.location, sql, recorder)
+    finally:
+        if view is not None:
+            ctx.spark.catalog.dropTempView(view)
 
 
 def build_materialization(

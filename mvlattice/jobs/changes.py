@@ -23,12 +23,25 @@ NONE, INCREMENTAL, FULL = "none", "incremental", "full"
 
 
 @dataclass(frozen=True, slots=True)
+class AddedFile:
+    """A data file an `add` action brought: its path (relative to the table, decoded) and the
+    partition values of its rows."""
+
+    path: str
+    partition: tuple[tuple[str, str | None], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True)
 class Commit:
     """One Delta commit, reduced to what decides whether it only appended rows."""
 
     version: int
     operation: str
-    added_files: tuple[str, ...]  # file names (no directories) of data files added
+    added: tuple[AddedFile, ...]
     removes: int
     other_actions: tuple[str, ...]  # action kinds besides add/remove/commitInfo/txn
     unsafe_adds: int = 0  # adds with dataChange=false or a deletion vector
@@ -36,6 +49,11 @@ class Commit:
     @property
     def append_only(self) -> bool:
         return not self.removes and not self.other_actions and not self.unsafe_adds
+
+    @property
+    def added_files(self) -> tuple[str, ...]:
+        """File names (without directories) of the data files added."""
+        return tuple(f.name for f in self.added)
 
 
 def parse_commit(version: int, actions: Iterable[Mapping]) -> Commit:
@@ -49,7 +67,8 @@ def parse_commit(version: int, actions: Iterable[Mapping]) -> Commit:
             elif kind == "add":
                 if body.get("dataChange", True) is False or body.get("deletionVector"):
                     unsafe += 1
-                added.append(unquote(str(body["path"])).rsplit("/", 1)[-1])
+                values = body.get("partitionValues") or {}
+                added.append(AddedFile(unquote(str(body["path"])), tuple(sorted(values.items()))))
             elif kind == "remove":
                 removes += 1
             elif kind not in HARMLESS:
@@ -61,8 +80,12 @@ def parse_commit(version: int, actions: Iterable[Mapping]) -> Commit:
 class RefreshDecision:
     path: str  # none | incremental | full
     reason: str
-    added_files: tuple[str, ...] = ()
+    added: tuple[AddedFile, ...] = ()
     fact_version: int | None = None  # the version appended rows are read at
+
+    @property
+    def added_files(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.added)
 
 
 def decide_refresh(
@@ -128,7 +151,7 @@ def _appends(fact: str, old: int, new: int, commits: tuple[Commit, ...]) -> Refr
                 f"version {commit.version} of {fact} ({commit.operation}) does more than append"
                 + _what(commit),
             )
-    files = tuple(f for c in commits for f in c.added_files)
+    files = tuple(f for c in commits for f in c.added)
     span = f"version {new}" if new == old + 1 else f"versions {old + 1}–{new}"
     return RefreshDecision(
         INCREMENTAL,

@@ -15,21 +15,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.statistics.counting_sql import (
-    ROWS,
-    SKETCHES,
-    column_hashes,
-    distinct_alias,
-    sketch_select,
-)
+from mvlattice.statistics.counting_sql import ROWS, column_hashes, distinct_alias, sketch_select
 from mvlattice.statistics.exact import run_job
 from mvlattice.statistics.provider import ColumnSet, Counts, ordered
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-DEFAULT_SKETCH = "hll"
-DEFAULT_PRECISION = 16  # lgConfigK for "hll", p for "hllpp"
+LG_CONFIG_K = 16
 TOLERANCE = 0.01  # counts this close are "equal" when looking for keys and FDs in sketches
 
 
@@ -43,24 +36,18 @@ class SketchCounter:
         spark: SparkSession,
         lattice: Lattice,
         *,
-        sketch: str = DEFAULT_SKETCH,
-        precision: int = DEFAULT_PRECISION,
+        lg_config_k: int = LG_CONFIG_K,
     ) -> None:
-        if sketch not in SKETCHES:
-            raise ValueError(f"unknown sketch '{sketch}'; expected one of {', '.join(SKETCHES)}")
-        if not 4 <= precision <= 21:
-            raise ValueError("sketch precision must be between 4 and 21")
+        if not 4 <= lg_config_k <= 21:
+            raise ValueError("lgConfigK must be between 4 and 21")
         self.spark = spark
         self.lattice = lattice
-        self.sketch = sketch
-        self.precision = precision
+        self.lg_config_k = lg_config_k
         self.jobs = 0
 
     @property
     def description(self) -> str:
-        if self.sketch == "hll":
-            return f"HLL sketch (hll_sketch_agg), lgConfigK={self.precision}"
-        return f"HLL++ (approx_count_distinct), p={self.precision}"
+        return f"HLL sketch (hll_sketch_agg), lgConfigK={self.lg_config_k}"
 
     def count(self, column_sets: Sequence[ColumnSet]) -> Counts:
         labels = self.lattice.labels
@@ -68,7 +55,7 @@ class SketchCounter:
         needed = tuple(c for c in labels if any(c in s for s in sets))
         star = "(" + self.lattice.star_sql(needed or None) + ") AS star"
         hashed = "(" + column_hashes(star, needed) + ") AS hashed"
-        text = sketch_select(hashed, needed, sets, self.sketch, self.precision)
+        text = sketch_select(hashed, needed, sets, self.lg_config_k)
         row = run_job(lambda: self.spark.sql(text).first())
         self.jobs += 1
         rows = int(row[ROWS])

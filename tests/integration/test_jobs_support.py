@@ -80,18 +80,32 @@ def sales(first: int, count: int) -> list[tuple]:
     ]
 
 
-def write(spark, location: Path, rows: list[tuple], ddl: str, mode: str = "overwrite") -> None:  # noqa: ANN001
-    spark.createDataFrame(rows, ddl).write.format("delta").mode(mode).save(str(location))
+def write(
+    spark,
+    location: Path,
+    rows: list[tuple],
+    ddl: str,
+    mode: str = "overwrite",  # noqa: ANN001
+    partition_by: tuple[str, ...] = (),
+) -> None:
+    writer = spark.createDataFrame(rows, ddl).write.format("delta").mode(mode)
+    writer.partitionBy(*partition_by).save(str(location))
 
 
-def make_shop(spark, warehouse: Path, schema: str, tiles: str = ALL_TILES) -> Path:  # noqa: ANN001
+def make_shop(
+    spark,  # noqa: ANN001
+    warehouse: Path,
+    schema: str,
+    tiles: str = ALL_TILES,
+    partition_sales_by: tuple[str, ...] = (),
+) -> Path:
     """Tables product (10), time (24) and sales (120 rows) and a model over them with `tiles`
     (YAML); returns the model path. The lattice is `<schema>_star`; the materialization
     `<schema>.by_year`."""
     base = warehouse / "jobs" / schema
     write(spark, base / "product", products(), PRODUCT_DDL)
     write(spark, base / "time", times(), TIME_DDL)
-    write(spark, base / "sales", sales(0, 120), SALES_DDL)
+    write(spark, base / "sales", sales(0, 120), SALES_DDL, partition_by=partition_sales_by)
     model = base / "model.yaml"
     text = MODEL.format(schema=schema, location=base, tiles=textwrap.indent(tiles, " " * 10))
     model.write_text(text, encoding="utf-8")

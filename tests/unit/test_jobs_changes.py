@@ -6,6 +6,7 @@ from mvlattice.jobs.changes import (
     FULL,
     INCREMENTAL,
     NONE,
+    AddedFile,
     Commit,
     changed_sources,
     decide_refresh,
@@ -24,7 +25,13 @@ def append(version: int, *files: str) -> list[dict]:
 
 def test_parse_commit_reads_appends_deletes_compactions_and_schema_changes() -> None:
     added = parse_commit(3, append(3, "p=1/part-0%20a.parquet", "part-1.parquet"))
-    assert added == Commit(3, "WRITE", ("part-0 a.parquet", "part-1.parquet"), 0, (), 0)
+    files = (AddedFile("p=1/part-0 a.parquet"), AddedFile("part-1.parquet"))
+    assert added == Commit(3, "WRITE", files, 0, (), 0)
+    assert added.added_files == ("part-0 a.parquet", "part-1.parquet")
+    partitioned = parse_commit(
+        8, [{"add": {"path": "d=x/f.parquet", "partitionValues": {"d": "x", "c": None}}}]
+    )
+    assert partitioned.added == (AddedFile("d=x/f.parquet", (("c", None), ("d", "x"))),)
     assert added.append_only
     delete = parse_commit(
         4,
