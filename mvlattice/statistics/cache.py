@@ -41,6 +41,11 @@ class CachingCounter:
     def description(self) -> str:
         return self.inner.description
 
+    @property
+    def known(self) -> Counts | None:
+        """Everything counted so far, here or (for the same data) by earlier runs."""
+        return self._load()
+
     def count(self, column_sets: Sequence[ColumnSet]) -> Counts:
         known = self._load()
         wanted = list(dict.fromkeys(column_sets))

@@ -6,7 +6,9 @@ determinant determines the same column, and nothing is reported that a key or a 
 already explains. A constant column c (d(c) = 1, e.g. all NULL) is reported as `-> c`.
 
 Counts are compared with a relative `tolerance`: 0 for exact counts. Sketched counts carry an
-error, so what they report is *probable* (`exact=False`) — a rewriter should not trust it blindly.
+error, so what they report is *probable* (`exact=False`) — a rewriter should not trust it blindly
+— and FDs from determinants with more than 90 % as many values as rows are not reported at all
+(every column looks determined by a near-key within a sketch's tolerance).
 
 Calcite's profiler had a NULL bug here: it counted with `count(distinct a, b)`, which skips rows
 with a NULL in any column, so NULLs collapsed combinations and produced false keys and FDs. Our
@@ -15,10 +17,12 @@ counters treat NULL as a value of its own (see `counting_sql`), so the counts ob
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mvlattice.statistics.provider import ColumnSet, ordered
+
+NEAR_KEY_MARGIN = 0.1  # with sketches, determinants above 90 % of the rows are near-keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +53,36 @@ def discover(
 ) -> Discovery:
     """Minimal unique keys and minimal FDs among the counted sets (see the module docstring)."""
     keys = _keys(rows, counts, tolerance)
-    deps = _dependencies(counts, keys, tolerance, exact, labels)
+    # With sketched counts, a determinant with nearly as many values as rows "determines"
+    # everything within the tolerance; such FDs are noise, so they are not reported.
+    near_key = rows * (1 - NEAR_KEY_MARGIN) if tolerance > 0 else float(rows)
+    deps = _dependencies(counts, keys, tolerance, exact, labels, near_key)
     return Discovery(tuple(ordered(k, labels) for k in _in_order(keys, labels)), deps)
+
+
+def equivalents(
+    dependencies: Iterable[tuple[ColumnSet, str]], labels: Sequence[str] = ()
+) -> dict[str, str]:
+    """Columns that determine each other (a -> b and b -> a, transitively), each mapped to its
+    class's first column in lattice order: d(S ∪ {b}) = d(S ∪ {a}), so only one needs counting.
+    Representatives are not in the map."""
+    single = {(next(iter(det)), dep) for det, dep in dependencies if len(det) == 1}
+    parent: dict[str, str] = {}
+
+    def find(c: str) -> str:
+        while parent.get(c, c) != c:
+            c = parent[c]
+        return c
+
+    position = {label: i for i, label in enumerate(labels)}
+    rank = lambda c: (position.get(c, len(position)), c)  # noqa: E731
+    for a, b in sorted(single):
+        if (b, a) in single:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                first, second = sorted((ra, rb), key=rank)
+                parent[second] = first
+    return {c: find(c) for c in parent if find(c) != c}
 
 
 def _same(a: float, b: float, tolerance: float) -> bool:
@@ -73,6 +105,7 @@ def _dependencies(
     tolerance: float,
     exact: bool,
     labels: Sequence[str],
+    near_key: float,
 ) -> tuple[FunctionalDependency, ...]:
     constants = {next(iter(s)) for s, d in counts.items() if len(s) == 1 and d <= 1}
     found: dict[str, list[ColumnSet]] = {c: [frozenset()] for c in constants}
@@ -81,8 +114,10 @@ def _dependencies(
             det = target - {dep}
             if not det or det not in counts or dep in constants:
                 continue
-            if any(k <= det for k in keys) or any(d <= det for d in found.get(dep, ())):
-                continue  # a key determines everything; a smaller determinant already does
+            if counts[det] >= near_key or any(k <= det for k in keys):
+                continue  # a key determines everything: nothing worth saying
+            if any(d <= det for d in found.get(dep, ())):
+                continue  # a smaller determinant already does
             if _same(counts[target], counts[det], tolerance):
                 found.setdefault(dep, []).append(det)
     out = [

@@ -4,7 +4,8 @@ HRU considers far more column sets than anyone counts. Three rules, in order:
 
 1. **Keys and FDs.** A set holding a unique key has `rows` distinct values. A column implied by
    others in the set (a functional dependency `A -> b`, `A ⊆ X − {b}`) adds nothing:
-   d(X) = d(X − {b}). A counted set is returned as counted.
+   d(X) = d(X − {b}); a column that determines another and back (s.product_id, p.product_id)
+   may stand for it. A counted set is returned as counted.
 2. **Cover by counted subsets (conditional independence).** Cover X greedily by counted subsets
    S₁, S₂, …; each contributes the factor d(Sᵢ) / d(Sᵢ ∩ covered) — the number of new
    combinations per combination already covered, assuming independence given the overlap (a
@@ -13,7 +14,9 @@ HRU considers far more column sets than anyone counts. Three rules, in order:
    counted contributes `rows`.
 3. **Cardenas** (Calcite's `Lattice.getRowCount`): drawing `rows` times from N equally likely
    combinations leaves N·(1 − ((N − 1)/N)^rows) distinct ones; the result is at least the largest
-   counted subset and at most `rows`.
+   counted subset and at most `rows` and every FD bound: a counted determinant D fixing part of
+   X gives d(X) ≤ d(D)·d(X − closure(D)) (any set of product attributes has at most
+   d(product_id) values).
 
 Only *informative* counted sets take part in covers: those whose count differs from what this
 estimator predicts from smaller sets by more than `SURPRISE` (Calcite's profiler calls them
@@ -26,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
+from mvlattice.statistics.discovery import equivalents
 from mvlattice.statistics.provider import ColumnSet
 
 SURPRISE = 0.05  # relative difference from the prediction that makes a counted set informative
@@ -67,11 +71,19 @@ class Estimator:
         self._bit = {c: 1 << i for i, c in enumerate(columns)}
         self._counted = {self._mask(s): float(v) for s, v in counted.items()}
         self._keys = tuple(self._mask(k) for k in keys)
-        self._fds = tuple((self._mask(a), self._bit[b]) for a, b in dependencies)
+        deps = [(frozenset(a), b) for a, b in dependencies]
+        self._fds = tuple((self._mask(a), self._bit[b]) for a, b in deps)
+        self._same = tuple((self._bit[c], self._bit[r]) for c, r in equivalents(deps).items())
+        self._closures = tuple(
+            (self._closure(det), self._counted[det])
+            for det in dict.fromkeys(d for d, _ in self._fds)
+            if det in self._counted
+        )
         self._memo: dict[int, float] = {}
         self._informative: list[tuple[int, float]] = []
         self.predicted: dict[ColumnSet, float] = {}
         self._select_informative(counted, surprise)
+        self._memo.clear()  # estimates made while choosing saw only part of the informative sets
 
     # -- public -----------------------------------------------------------------------------
     def estimate(self, columns: Iterable[str]) -> float:
@@ -116,16 +128,48 @@ class Estimator:
             default=1.0,
         )
         n = self._cover(reduced, subsets)
-        return min(self.rows, max(lower, cardenas(n, self.rows)))
+        upper = self._fd_bound(reduced)
+        return min(self.rows, max(lower, min(upper, cardenas(n, self.rows))))
+
+    def _fd_bound(self, mask: int) -> float:
+        """Rule 1 as a bound: when a counted determinant D fixes part of X (its FD closure),
+        d(X) ≤ d(D)·d(rest) — e.g. any set of product attributes has at most d(product_id)
+        values, though product_id is not in it."""
+        best = self.rows
+        for closure, d in self._closures:
+            if closure & mask:
+                rest = mask & ~closure
+                best = min(best, d * (self._estimate(rest) if rest else 1.0))
+        return best
+
+    def upper_bound(self, columns: Iterable[str]) -> float:
+        """The least of the rows and the FD bounds on d(columns), for deciding what to count."""
+        mask = self._mask(c for c in columns if c in self._bit)
+        return self._fd_bound(self._reduce(mask))
 
     def _reduce(self, mask: int) -> int:
-        """Drop columns that others in the set determine (rule 1), until none is left."""
+        """Put each column's representative for columns that determine each other, then drop
+        columns that others in the set determine (rule 1), until none is left."""
+        for bit, representative in self._same:
+            if mask & bit:
+                mask = (mask & ~bit) | representative
         changed = True
         while changed:
             changed = False
             for det, dep in self._fds:
                 if mask & dep and det & ~(mask & ~dep) == 0:
                     mask &= ~dep
+                    changed = True
+        return mask
+
+    def _closure(self, mask: int) -> int:
+        """Every column the FDs derive from `mask`, `mask` included."""
+        changed = True
+        while changed:
+            changed = False
+            for det, dep in self._fds:
+                if det & ~mask == 0 and not mask & dep:
+                    mask |= dep
                     changed = True
         return mask
 

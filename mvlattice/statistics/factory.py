@@ -12,15 +12,16 @@ estimated (see `estimate`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mvlattice.errors import UsageError
 from mvlattice.lattice.lattice import Lattice
 from mvlattice.statistics.cache import CachingCounter
 from mvlattice.statistics.exact import ExactCounter
-from mvlattice.statistics.profile import SURPRISE, Profile, run_profile
+from mvlattice.statistics.profile import SURPRISE, Profile, build_profile, run_profile
 from mvlattice.statistics.profiled import ProfiledStatisticProvider
-from mvlattice.statistics.provider import SetCounter
+from mvlattice.statistics.provider import Counts, SetCounter
 from mvlattice.statistics.sketch import TOLERANCE, SketchCounter
 from mvlattice.statistics.store import FileCountStore, statistics_store
 
@@ -64,12 +65,27 @@ def provider_for(
 
     def build() -> Profile:
         say(f"profiling lattice '{lat.name}' ({len(lat.labels)} columns, {counter.description})")
-        return run_profile(
+        profile = run_profile(
             cached, lat.name, lat.labels, max_size=max_size, surprise=surprise,
             tolerance=tolerance, progress=say,
         )  # fmt: skip
+        if cached.hits:
+            say(f"{cached.hits} of {cached.hits + cached.misses} column sets came from the cache")
+        return _with_known(profile, cached.known, tolerance)
 
     return ProfiledStatisticProvider(build, cached, tolerance=tolerance)
+
+
+def _with_known(profile: Profile, known: Counts | None, tolerance: float) -> Profile:
+    """The profile plus whatever else was counted on the same data (e.g. sets tile planning
+    asked for in an earlier run): counted once, never estimated again."""
+    if known is None or not set(known.distinct) - set(profile.counts):
+        return profile
+    merged = Counts(profile.rows, {**known.distinct, **profile.counts}, profile.exact)
+    rebuilt = build_profile(
+        profile.lattice, profile.labels, merged, profile.method, tolerance=tolerance
+    )
+    return replace(rebuilt, passes=profile.passes)
 
 
 def make_counter(

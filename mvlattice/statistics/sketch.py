@@ -5,8 +5,11 @@ Each column is hashed once (`counting_sql.column_hashes`, NULL-aware); every set
 level of the profile costs a single scan of the star, however many sets it holds.
 
 Precision: DataSketches HLL (`hll_sketch_agg`) with lgConfigK = 16 (65,536 buckets) has a
-relative standard error of about 1.04/√65536 ≈ 0.41 %, so ±2 % is about five standard errors;
-below ~K/16 distinct values the sketch keeps exact coupons and is practically exact.
+relative standard error of about 1.04/√65536 ≈ 0.41 %, so ±2 % is about five standard errors
+(lgConfigK 12, Spark's default, gives 1.6 % — too coarse for ±2 % on hundreds of sets). Small
+cardinalities (up to a few thousand) are held as lists of coupons and come out nearly exact.
+Measured: within 2 % of exact on FoodMart (tests/integration/test_profile.py) and on the
+synthetic star of bench/profile.py.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 LG_CONFIG_K = 16
-TOLERANCE = 0.01  # counts this close are "equal" when looking for keys and FDs in sketches
+TOLERANCE = 0.02  # counts this close are "equal" when looking for keys and FDs in sketches
 
 
 class SketchCounter:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from mvlattice.jobs.appended import appended_view
+from mvlattice.jobs.deltalog import commits
 from mvlattice.jobs.tilesql import star_tile_sql
 from mvlattice.workspace import Workspace
 from tests.integration.test_jobs_support import (
@@ -53,6 +55,12 @@ def test_appends_merge_and_other_changes_rebuild(spark, warehouse: Path) -> None
     schema_before = spark.table(year).schema
 
     write(spark, base / "sales", sales(1000, 15), SALES_DDL, mode="append")
+    (commit,) = commits(spark, str(base / "sales"), 1, 1)
+    view = appended_view(spark, str(base / "sales"), 1, commit.added)  # files read directly
+    assert view is not None and all("time_id=" in f.path for f in commit.added)
+    appended = rows_of(spark, f"select * from {view}")
+    spark.catalog.dropTempView(view)
+    assert appended == rows_of(spark, f"select * from {SCHEMA}.sales where sale_id >= 1000")
     stale = {e.name: e for e in ws.tiles()}
     assert {e.status for e in stale.values()} == {"stale"}
     assert stale[year].code == "STALE_ACCEPTED" and stale[year].usable  # maxStaleness: 1h

@@ -13,7 +13,9 @@ import pytest
 from mvlattice.statistics.exact import ExactCounter
 from mvlattice.statistics.factory import provider_for
 from mvlattice.statistics.memory import MemoryCounter
+from mvlattice.statistics.provider import Counts
 from mvlattice.statistics.sketch import SketchCounter
+from mvlattice.statistics.store import statistics_store
 from mvlattice.workspace import Workspace
 from tests.conftest import FOODMART_MODEL
 
@@ -148,9 +150,11 @@ def test_cache_hits_on_a_second_run_and_misses_after_an_append(spark, warehouse,
     assert first.row_count() == 8
     assert first.counter.misses > 0 and first.counter.hits == 0
     assert list((tmp_path / "_mvlattice" / "statistics" / "tiny").glob("*.json"))
+    first.count_sets([("a", "b", "g")])  # as tile planning does; kept in the cache too
 
     second = provider_for(ws.spark, ws.model, "tiny", warehouse=str(tmp_path), max_size=2)
     assert second.profile.counts == first.profile.counts
+    assert second.is_counted(["a", "b", "g"])
     assert second.counter.misses == 0 and second.counter.inner.jobs == 0
 
     appended = spark.createDataFrame([(9, 1, 7, "w", None)], FACT_DDL)
@@ -187,3 +191,19 @@ def test_cli_table_and_bad_input(inline, tmp_path, capsys):
     assert main(["profile", str(inline), "--lattice", "nope"]) == 2
     _, err = capsys.readouterr()
     assert err.strip() == f"mvlattice: error: no lattice 'nope' in {inline}"
+
+
+def test_cache_files_through_hadoop_for_uri_warehouses(spark, tmp_path):
+    from mvlattice.lattice.lattice import Lattice, LatticeColumn, Node
+    from mvlattice.statistics.store import HadoopFiles
+
+    lat = Lattice(
+        "lat", "s", "select 1 from s.f as f", (Node("f", "s", "f"),), (),
+        (LatticeColumn("a", "f", "a", "`f`.`a`"),),
+    )  # fmt: skip
+    store = statistics_store(f"file://{tmp_path}", lat, "exact", {"s.f": 2}, spark)
+    assert store is not None and isinstance(store.files, HadoopFiles)
+    assert store.load() is None
+    store.save(Counts(5, {frozenset({"a"}): 3.0}, exact=True))
+    assert store.load() == Counts(5, {frozenset({"a"}): 3.0}, exact=True)
+    assert list((tmp_path / "_mvlattice" / "statistics" / "lat").glob("*.json"))

@@ -109,3 +109,19 @@ def test_estimates_stay_between_counted_subsets_and_rows(raw):
     for target in (fs("a", "b", "c"), fs("a", "b", "c", "d"), fs("b", "c", "d")):
         lower = max(v for s, v in counts.distinct.items() if s <= target)
         assert lower - 1e-9 <= est.estimate(target) <= counts.rows + 1e-9
+
+
+def test_columns_that_determine_each_other_stand_for_each_other():
+    counts = {fs("a"): 100, fs("b"): 100, fs("c"): 10, fs("a", "c"): 500}
+    est = Estimator(100_000, counts, dependencies=[(fs("a"), "b"), (fs("b"), "a")])
+    assert est.estimate({"b", "c"}) == 500
+
+
+def test_a_determinant_outside_the_set_bounds_it():
+    # product attributes: at most as many combinations as products, product_id not asked
+    counts = {fs("product_id"): 1559, fs("weight"): 300, fs("width"): 200, fs("store"): 13}
+    deps = [(fs("product_id"), "weight"), (fs("product_id"), "width")]
+    est = Estimator(86_837, counts, dependencies=deps)
+    assert est.estimate({"weight", "width"}) == 1559
+    assert est.upper_bound({"weight", "width", "store"}) == 1559 * 13
+    assert Estimator(86_837, counts).estimate({"weight", "width"}) > 40_000  # independence

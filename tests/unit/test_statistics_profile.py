@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import itertools
 
-from mvlattice.statistics.discovery import FunctionalDependency, discover
+from mvlattice.statistics.discovery import FunctionalDependency, discover, equivalents
 from mvlattice.statistics.memory import MemoryCounter
-from mvlattice.statistics.profile import next_level, run_profile
+from mvlattice.statistics.profile import bounds, next_level, run_profile
 
-LABELS = ("id", "month", "quarter", "region", "store", "promo", "nothing")
+LABELS = ("id", "month", "quarter", "region", "store", "promo", "x", "y", "w", "nothing")
 
 
 def fs(*cols: str) -> frozenset[str]:
@@ -17,7 +17,8 @@ def fs(*cols: str) -> frozenset[str]:
 
 def sample_rows() -> list[dict]:
     """id is a key; month -> quarter; store -> region; month and store correlate (24 of 96
-    combinations occur); promo is independent of both; nothing is all NULL; region has a NULL
+    combinations occur); promo is independent of both; x, y, w (i mod 6, 10, 15) correlate
+    pairwise and all three take only 30 combinations; nothing is all NULL; region has a NULL
     value of its own."""
     rows = []
     for i in range(240):
@@ -31,6 +32,9 @@ def sample_rows() -> list[dict]:
                 "region": None if store < 2 else store % 3,
                 "store": store,
                 "promo": i % 5,
+                "x": i % 6,
+                "y": i % 10,
+                "w": i % 15,
                 "nothing": None,
             }
         )
@@ -77,7 +81,10 @@ def test_larger_levels_only_for_surprising_extendable_sets():
     counter = MemoryCounter(sample_rows())
     profile = run_profile(counter, "lat", LABELS, max_size=3)
     triples = [s for s in profile.counts if len(s) == 3]
-    assert fs("month", "store", "promo") in triples  # (month, store) is surprising
+    assert fs("x", "y", "w") in triples  # every pair is surprising, the triple is not bounded
+    assert profile.counts[fs("x", "y", "w")] == 30
+    # (month, store) is surprising, but promo is independent of both: the cover predicts it
+    assert fs("month", "store", "promo") not in triples
     for t in triples:
         assert "id" not in t  # supersets of a key are never counted
         assert "nothing" not in t  # a constant is implied by the empty set
@@ -117,3 +124,16 @@ def test_to_json_shape():
     assert {"determinant": ["month"], "dependent": "quarter", "exact": True} in doc[
         "functional_dependencies"
     ]
+
+
+def test_equivalent_columns_map_to_the_first_in_lattice_order():
+    deps = [(fs("b"), "a"), (fs("a"), "b"), (fs("c"), "b"), (fs("b"), "c"), (fs("a"), "d")]
+    assert equivalents(deps, ("c", "a", "b", "d")) == {"a": "c", "b": "c"}
+    assert equivalents(deps) == {"b": "a", "c": "a"}
+
+
+def test_bounds_from_counted_parts():
+    profile = run_profile(MemoryCounter(sample_rows()), "lat", LABELS, max_size=2)
+    lower, upper = bounds(profile, fs("x", "y", "w"))
+    assert lower == 30  # every pair has 30 combinations
+    assert upper == 30 * 6  # (y, w) times x

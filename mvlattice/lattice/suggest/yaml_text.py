@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")  # fullmatch: "$" would let "a\n" through
 _RESERVED = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"}
 WIDTH = 100  # a flow list longer than this is written one item per line
 
@@ -44,7 +44,7 @@ def scalar(value: Any) -> str:
             return str(int(value))
         return repr(value) if math.isfinite(value) else json.dumps(str(value))
     text = str(value)
-    if _PLAIN.match(text) and text.lower() not in _RESERVED:
+    if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED:
         return text
     # A JSON string is a YAML double-quoted scalar; escape what YAML reads as breaks or controls
     quoted = json.dumps(text, ensure_ascii=False)
