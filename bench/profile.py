@@ -24,26 +24,28 @@ quantity depends on the category.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# This file is named profile.py, like the standard library's `profile` (which pyspark imports
+# through cProfile); running it puts bench/ first on sys.path, so take bench/ off before any
+# import can find this file under that name.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 import argparse
 import itertools
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import textwrap
 import time
-from pathlib import Path
 
 from mvlattice.statistics.estimate import independence, relative_error
 from mvlattice.statistics.exact import ExactCounter
 from mvlattice.statistics.profile import build_profile
 from mvlattice.statistics.sketch import TOLERANCE, SketchCounter
 from mvlattice.workspace import Workspace
-
-# This file is named profile.py, like the standard library's `profile` (which pyspark imports
-# through cProfile); running it puts bench/ first on sys.path, so take bench/ off again.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 ROWS = 10_000_000
 

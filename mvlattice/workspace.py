@@ -148,16 +148,38 @@ class Workspace:
         *,
         full: bool = False,
         max_tiles: int | None = None,
+        workload: Any = None,
         progress: Any = None,
         say: Any = None,
     ) -> Any:
         """Build declared materializations and the declared and planned tiles (HRU96, for
         `algorithm: true` lattices) as Delta tables, skipping fresh ones; a jobs BatchResult.
-        `progress(event)` hears each target start and end; `say(line)` the planner."""
+        The plan weighs `workload` (as `plan` takes it), else the queries of the warehouse's
+        query log that read the lattice. `progress(event)` hears each target start and end;
+        `say(line)` the planner."""
         from mvlattice.jobs.api import materialize
 
+        if workload is None:
+            workload = self._logged_workload(say)
         return materialize(self.spark, self.model, self.warehouse, lattice=lattice, full=full,
-                           max_tiles=max_tiles, progress=progress, say=say)  # fmt: skip
+                           max_tiles=max_tiles, workload=workload, progress=progress,
+                           say=say)  # fmt: skip
+
+    def _logged_workload(self, say: Any) -> dict[str, Any]:
+        """Per lattice, the logged queries that read its fact table (none: plain HRU)."""
+        from mvlattice.lattice.workload import workload_from_sql
+        from mvlattice.service.querylog import query_log_weighted
+
+        logged = query_log_weighted(self.warehouse, spark=self.spark)
+        found: dict[str, Any] = {}
+        for lat in self.model.lattices if logged else ():
+            workload = workload_from_sql(logged, lat)
+            if workload.queries:
+                found[lat.name] = workload
+                if say:
+                    say(f"lattice '{lat.name}': plan weighted by the query log "
+                        f"({len(workload.queries)} kinds of query)")  # fmt: skip
+        return found
 
     def refresh(
         self,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from mvlattice.jobs.batch import BatchResult, BuildResult, Progress, run_batch
@@ -36,18 +36,24 @@ def materialize(
     lattice: str | None = None,
     full: bool = False,
     max_tiles: int | None = None,
+    workload: object = None,
     progress: Progress | None = None,
     say: Callable[[str], None] | None = None,
     trigger: str = "api",
 ) -> BatchResult:
     """Build every declared materialization and the declared and planned tiles of every lattice
-    (or of one), skipping what is already fresh and refreshing what is stale."""
+    (or of one), skipping what is already fresh and refreshing what is stale. The plan weighs
+    `workload` (a file, entries or a Workload — see `lattice.planner.load_workload` — or a
+    mapping from lattice name to one); without one, every tile alike."""
     ctx = JobContext.open(spark, model, warehouse, trigger)
     targets: list[Target] = list(declared_targets(model, ctx.warehouse, lattice))
     failures: list[BuildResult] = []
     for lat in lattices_of(model, lattice):
         try:
-            targets.extend(planned_tiles(ctx, lat, max_tiles=max_tiles, progress=say))
+            weights = workload.get(lat.name) if isinstance(workload, Mapping) else workload
+            targets.extend(
+                planned_tiles(ctx, lat, max_tiles=max_tiles, workload=weights, progress=say)
+            )
         except Exception as exc:  # noqa: BLE001 - a failed plan must not stop other builds
             reason = "planning failed; only its declared tiles are built"
             failures.append(

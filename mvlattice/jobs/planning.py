@@ -27,7 +27,11 @@ def planned_tiles(
     from mvlattice.lattice.planner import load_workload, plan_lattice
     from mvlattice.statistics.factory import provider_for
 
-    stats = provider_for(ctx.spark, ctx.model, lattice, warehouse=ctx.warehouse, progress=progress)
+    # Singles and pairs take one pass; the planner counts the larger sets it needs exactly,
+    # so a deeper profile up front would cost passes over the star for little.
+    stats = provider_for(
+        ctx.spark, ctx.model, lattice, warehouse=ctx.warehouse, max_size=2, progress=progress
+    )
     plan = plan_lattice(
         lattice, stats, max_tiles=max_tiles, workload=load_workload(workload, lattice)
     )

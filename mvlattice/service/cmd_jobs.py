@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from mvlattice.errors import UsageError
 from mvlattice.lattice.durations import parse_duration
@@ -19,6 +20,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p, lattice=True)
     p.add_argument("--full", action="store_true", help="rebuild even what is fresh")
     p.add_argument("--max-tiles", type=_whole, metavar="K", help="plan at most K tiles")
+    p.add_argument(
+        "--workload",
+        metavar="FILE",
+        help="queries to weight the plan by (as for plan); default: the query log, if any",
+    )
     p.set_defaults(handler=materialize)
 
     p = subparsers.add_parser("tiles", help="the tile catalog: status, rows, versions, hits")
@@ -62,11 +68,14 @@ def _workspace(args: argparse.Namespace) -> Workspace:
 
 # -- materialize / refresh -------------------------------------------------------------------
 def materialize(args: argparse.Namespace) -> int:
+    if args.workload is not None and not Path(args.workload).is_file():
+        raise UsageError(f"--workload: no such file: {args.workload}")
     ws = _workspace(args)
     result = ws.materialize(
         args.lattice,
         full=args.full,
         max_tiles=args.max_tiles,
+        workload=args.workload,
         progress=None if args.json else _progress_bar(),
         say=lambda line: print(line, file=sys.stderr, flush=True),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 
 from mvlattice.mvrewrite.parse import parse_query
 from mvlattice.service.cli import spark_options
@@ -47,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help='print {"columns", "rows", "rewritten", "materializations", "elapsed_ms"}',
     )
     p.add_argument("--limit", type=_whole, default=None, help="return at most N rows")
+    p.add_argument(
+        "--no-log",
+        action="store_true",
+        help="do not record the query in the query log (which materialize plans by)",
+    )
     spark_options(p)
     p.set_defaults(handler=query)
 
@@ -71,9 +77,13 @@ def rewrite(args: argparse.Namespace) -> int:
 
 def query(args: argparse.Namespace) -> int:
     parse_query(args.query)
-    result = _workspace(args).query(
+    ws = _workspace(args)
+    started = time.time()
+    result = ws.query(
         args.query, rewrite=not args.no_rewrite, limit=args.limit, use_index=not args.no_index
     )
+    if not args.no_log:
+        _log(ws, args, started, result)
     if args.json:
         print(dumps(result.to_dict()))
         return 0
@@ -81,6 +91,18 @@ def query(args: argparse.Namespace) -> int:
     used = ", ".join(result.rewrite.materializations) or "base tables"
     print(f"-- read {used}; {result.elapsed_ms:.0f} ms")
     return 0
+
+
+def _log(ws: Workspace, args: argparse.Namespace, started: float, result) -> None:  # noqa: ANN001
+    """Record the query as the service would, so `materialize` can plan for what is asked."""
+    from mvlattice.service.querylog import Request, log_now
+
+    rewrite = result.rewrite
+    request = Request(
+        started, args.query, "query", rewrite.rewritten, tuple(rewrite.materializations),
+        result.elapsed_ms, "ok", source="cli", model=str(args.model),
+    )  # fmt: skip
+    log_now(ws.spark, ws.warehouse, [request])
 
 
 def _workspace(args: argparse.Namespace) -> Workspace:

@@ -128,3 +128,47 @@ def test_a_bad_cron_is_a_model_error_with_its_path(
     code, _, err = cli(capsys, "schedule", str(bad), "--warehouse", str(foodmart))
     assert code == 2
     assert "schemas[0].lattices[0].refresh.cron" in err and "bad hour field '25'" in err
+
+
+QUARTERS = (
+    "select t.the_year, t.quarter, sum(s.unit_sales) from jobs_fm.sales_fact_1997 as s"
+    " join jobs_fm.time_by_day as t on s.time_id = t.time_id group by t.the_year, t.quarter"
+)
+
+
+def test_materialize_plans_for_the_query_log_else_a_workload_file(
+    fm_model: Path,
+    tmp_path: Path,
+    capsys,  # noqa: ANN001
+) -> None:
+    # Two CLI queries land in the query log; with no workload given, the one-tile plan is the
+    # tile that answers them (uniform HRU weights would pick another, see the second half).
+    logged = ("--warehouse", str(tmp_path / "logged"))
+    for _ in range(2):
+        code, out, err = cli(capsys, "query", str(fm_model), QUARTERS, "--json", *logged)
+        assert code == 0 and json.loads(out)["rows"], err
+    code, out, err = cli(capsys, "log", str(fm_model), "--json", *logged)
+    records = json.loads(out)["entries"]
+    assert code == 0 and [r["source"] for r in records] == ["cli", "cli"], err
+
+    code, out, err = cli(capsys, "materialize", str(fm_model), "--max-tiles", "1", *logged)
+    assert code == 0 and "weighted by the query log" in err, err
+    code, out, _ = cli(capsys, "tiles", str(fm_model), "--json", *logged)
+    (tile,) = json.loads(out)["tiles"]
+    assert sorted(tile["dimensions"]) == ["quarter", "the_year"]
+
+    code, out, _ = cli(capsys, "query", str(fm_model), QUARTERS, "--json", *logged)
+    assert json.loads(out)["materializations"] == [tile["name"]]
+
+    # A workload file wins over the log; a missing file is bad input, exit 2.
+    workload = tmp_path / "workload.yaml"
+    workload.write_text("- {dimensions: [the_month], weight: 5}\n")
+    filed = ("--warehouse", str(tmp_path / "filed"))
+    code, _, err = cli(capsys, "materialize", str(fm_model), "--max-tiles", "1",
+                       "--workload", str(workload), *filed)  # fmt: skip
+    assert code == 0, err
+    code, out, _ = cli(capsys, "tiles", str(fm_model), "--json", *filed)
+    (tile,) = json.loads(out)["tiles"]  # with the columns the_month determines: free
+    assert tile["dimensions"] in (["the_month"], ["the_month", "month_of_year"])
+    code, _, err = cli(capsys, "materialize", str(fm_model), "--workload", "nope.yaml", *filed)
+    assert code == 2 and err.strip() == "mvlattice: error: --workload: no such file: nope.yaml"
