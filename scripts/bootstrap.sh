@@ -11,6 +11,16 @@ if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)
 fi
 command -v java >/dev/null || { echo "mvlattice needs Java 17 (java not on PATH)" >&2; exit 1; }
 
+# Headless Chromium for the status page's browser tests: Debian's packages, never a browser that
+# a test tool downloads. Installed once; apt needs root, so sudo when we are not root.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+        chromium-driver >/dev/null
+fi
+
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi

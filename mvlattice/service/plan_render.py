@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from mvlattice.lattice.candidates import canonical, canonical_labels
@@ -135,33 +136,64 @@ def _cost_line(plan: LatticePlan) -> str:
     return f"Total cost: {before:,.0f} -> {after:,.0f} rows read{saved}"
 
 
-def plan_dot(plan: LatticePlan) -> str:
-    """The star and the chosen tiles, each box with its dimensions, rows and benefit, an arrow
-    from every view to the views computable from it (covering edges of the subset order)."""
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    """A view of the tile lattice: `star` (full detail) or `t<i>`, the plan's i-th tile."""
+
+    id: str
+    index: int  # 0 for the star, else the tile's place in the plan (1-based)
+    dimensions: tuple[str, ...]
+    rows: float
+    benefit: float
+    declared: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TileGraph:
+    """The star and the chosen tiles with the covering edges of "computable from" — what both
+    the DOT picture and the status page's SVG draw."""
+
+    lattice: str
+    nodes: tuple[GraphNode, ...]
+    edges: tuple[tuple[str, str], ...]  # (parent, child): child is computable from parent
+
+
+def tile_graph(plan: LatticePlan) -> TileGraph:
     canon = canonical_labels(plan.lattice)
     views = {"star": frozenset(canon.values())}
-    labels = {"star": f"{_escape(plan.lattice.name)} (full detail)\\n{plan.top_rows:,.0f} rows"}
+    nodes = [GraphNode("star", 0, (), plan.top_rows, 0.0)]
     for i, tile in enumerate(plan.tiles, 1):
         columns = canonical(tile.dimensions, canon)
         if columns not in views.values():  # a declared tile as wide as the star: draw it once
-            views[f"t{i}"], labels[f"t{i}"] = columns, _tile_label(i, tile)
+            views[f"t{i}"] = columns
+            nodes.append(
+                GraphNode(f"t{i}", i, tile.dimensions, tile.rows, tile.benefit, tile.declared)
+            )
+    return TileGraph(plan.lattice.name, tuple(nodes), cube_edges(views))
+
+
+def plan_dot(plan: LatticePlan) -> str:
+    """The star and the chosen tiles, each box with its dimensions, rows and benefit, an arrow
+    from every view to the views computable from it (covering edges of the subset order)."""
+    graph = tile_graph(plan)
+    star = f"{_escape(plan.lattice.name)} (full detail)\\n{plan.top_rows:,.0f} rows"
     lines = [
         f"digraph {_quote(plan.lattice.name)} {{",
         "  rankdir=TB;",
         '  node [shape=box, style=rounded, fontname="Helvetica"];',
-        f'  star [label="{labels["star"]}", style="rounded,bold"];',
-        *(f'  {node} [label="{label}"];' for node, label in labels.items() if node != "star"),
-        *(f"  {parent} -> {child};" for parent, child in cube_edges(views)),
+        f'  star [label="{star}", style="rounded,bold"];',
+        *(f'  {n.id} [label="{_tile_label(n)}"];' for n in graph.nodes if n.id != "star"),
+        *(f"  {parent} -> {child};" for parent, child in graph.edges),
         "}",
     ]
     return "\n".join(lines)
 
 
-def _tile_label(i: int, tile: PlannedTile) -> str:
+def _tile_label(node: GraphNode) -> str:
     """'#1\\nthe_year\\nthe_month\\n24 rows, benefit 1,234' (DOT's escaped newlines)."""
-    dims = "\\n".join(_escape(d) for d in tile.dimensions) or "()"
-    extra = " (declared)" if tile.declared else ""
-    return f"#{i}{extra}\\n{dims}\\n{tile.rows:,.0f} rows, benefit {tile.benefit:,.0f}"
+    dims = "\\n".join(_escape(d) for d in node.dimensions) or "()"
+    extra = " (declared)" if node.declared else ""
+    return f"#{node.index}{extra}\\n{dims}\\n{node.rows:,.0f} rows, benefit {node.benefit:,.0f}"
 
 
 def _quote(text: str) -> str:

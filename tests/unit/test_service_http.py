@@ -326,7 +326,7 @@ def test_the_openapi_document_lists_every_endpoint(client: TestClient) -> None:
     assert set(paths) == {
         "/v1/rewrite", "/v1/query", "/v1/lattices", "/v1/lattices/{name}", "/v1/tiles",
         "/v1/tiles/{name}/refresh", "/v1/lattices/{name}/materialize", "/v1/jobs/{job_id}",
-        "/healthz", "/metrics",
+        "/v1/querylog", "/v1/schedule", "/healthz", "/metrics",
     }  # fmt: skip
     assert "400" in paths["/v1/rewrite"]["post"]["responses"]
     assert "409" in paths["/v1/tiles/{name}/refresh"]["post"]["responses"]

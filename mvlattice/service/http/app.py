@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.concurrency import run_in_threadpool
@@ -23,18 +23,22 @@ from mvlattice.service.http.backend import Backend
 from mvlattice.service.http.errors import body, http_status, one_line, status_of
 from mvlattice.service.http.jobs import Job, JobRunner
 from mvlattice.service.http.middleware import RequestMetrics
+from mvlattice.service.http.recent import HISTORY, RecentQueries
 from mvlattice.service.http.schemas import (
     Health,
     JobResponse,
     LatticeList,
+    QueryLogList,
     QueryRequest,
     QueryResponse,
     RewriteRequest,
     RewriteResponse,
+    ScheduleList,
     TileList,
     errors,
 )
 from mvlattice.service.http.security import BearerAuth, BodyLimit, check_query
+from mvlattice.service.http.ui.routes import add_ui_routes
 from mvlattice.service.metrics import CONTENT_TYPE, Metrics
 from mvlattice.service.output import jsonable
 from mvlattice.service.querylog import Request as LoggedRequest
@@ -59,6 +63,9 @@ class Service:
     metrics: Metrics = field(default_factory=Metrics)
     record: Callable[[LoggedRequest], None] = lambda _request: None
     jobs: JobRunner | None = None
+    # the scheduler's next runs: [{model, kind, name, cron, next_run}] (none without one)
+    schedule: Callable[[], list[dict[str, Any]]] = lambda: []
+    recent: RecentQueries = field(default_factory=RecentQueries)
     _rewrite_limiter: Any = field(default=None, init=False, repr=False)
 
     async def rewrite_thread(self, work: Callable[[], Any]) -> Any:
@@ -74,11 +81,21 @@ class Service:
     def job_finished(self, job: Job) -> None:
         self.metrics.refresh("http", "ok" if job.status == "succeeded" else "failed")
 
-    def log(self, kind: str, sql: str, model: str | None, started: float, **outcome: Any) -> None:
+    def log(
+        self,
+        kind: str,
+        sql: str,
+        model: str | None,
+        started: float,
+        explain: Any = None,
+        **outcome: Any,
+    ) -> None:
         latency = (time.perf_counter() - started) * 1000.0
-        self.record(
-            LoggedRequest(time.time(), sql, kind, latency_ms=latency, model=model or "", **outcome)
+        request = LoggedRequest(
+            time.time(), sql, kind, latency_ms=latency, model=model or "", **outcome
         )
+        self.record(request)
+        self.recent.add(request, explain)
 
     def failed(
         self, kind: str, sql: str, model: str | None, started: float, exc: Exception
@@ -102,6 +119,7 @@ def create_app(service: Service, lifespan: Any = None) -> ASGIApp:
     _query_routes(app, service)
     _catalog_routes(app, service)
     _ops_routes(app, service)
+    add_ui_routes(app, service)
     inner = BodyLimit(app, service.settings.max_body_bytes)
     outer = BearerAuth(inner, service.settings.token)
     return RequestMetrics(outer, service.metrics, app.router.routes)
@@ -129,8 +147,9 @@ def _query_routes(app: FastAPI, service: Service) -> None:
             service.failed("rewrite", req.sql, req.model, started, exc)
             raise
         service.metrics.rewrite(_outcome(out.rewritten), out.seconds)
-        service.log("rewrite", req.sql, out.model, started, rewritten=out.rewritten,
-                    views=out.materializations, outcome="ok")  # fmt: skip
+        service.log("rewrite", req.sql, out.model, started, out.document.get("explain"),
+                    rewritten=out.rewritten, views=out.materializations,
+                    outcome="ok")  # fmt: skip
         doc = {**out.document, "model": out.model, "elapsed_ms": _ms(started)}
         return JSONResponse(jsonable(doc))
 
@@ -225,6 +244,19 @@ def _ops_routes(app: FastAPI, service: Service) -> None:
         """Liveness; needs no token."""
         status = "ok" if service.backend.ready() else "starting"
         return {"status": status, "models": list(service.backend.models())}
+
+    # Not (yet) in the OpenAPI document, whose list of paths is a tested contract: these two
+    # serve the status page first; README lists them.
+    @app.get("/v1/querylog", response_model=QueryLogList)
+    async def querylog(limit: int = Query(100, ge=0, le=HISTORY)) -> dict[str, Any]:
+        """The newest rewrite/query requests since the service started, newest first (the
+        whole log: `mvlattice log`); a miss's explanation when it was asked for."""
+        return {"entries": [e.to_json() for e in service.recent.newest(limit)]}
+
+    @app.get("/v1/schedule", response_model=ScheduleList)
+    async def schedule() -> dict[str, Any]:
+        """The refresh scheduler's jobs and their next run (empty with --no-scheduler)."""
+        return {"runs": await run_in_threadpool(service.schedule)}
 
     @app.get("/metrics", response_class=PlainTextResponse, responses=errors(401))
     async def metrics() -> PlainTextResponse:

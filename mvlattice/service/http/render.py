@@ -8,7 +8,7 @@ from typing import Any
 
 from mvlattice.lattice.lattice import Lattice, TileSpec
 from mvlattice.service.http.backend import Answer
-from mvlattice.service.plan_render import measure_document, number
+from mvlattice.service.plan_render import TileGraph, measure_document, number, tile_graph
 
 
 def rewrite_document(result: Any, explain: bool) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def lattice_document(lattice: Lattice, model: str) -> dict[str, Any]:
             for n in lattice.nodes
         ],
         "dimensions": [
-            {"label": c.label, "expression": c.expression, "derived": c.derived}
+            {"label": c.label, "expression": c.expression, "derived": c.derived, "table": c.alias}
             for c in lattice.columns
         ],
         "measures": [measure_document(m) | {"name": m.name} for m in lattice.default_measures],
@@ -81,6 +81,25 @@ def plan_summary(plan: Any) -> dict[str, Any]:
             }
             for t in plan.tiles
         ],
+        "graph": graph_document(tile_graph(plan)),
+    }
+
+
+def graph_document(graph: TileGraph) -> dict[str, Any]:
+    """The tile lattice as `plan --format dot` draws it: views and "computable from" edges."""
+    return {
+        "nodes": [
+            {
+                "id": n.id,
+                "index": n.index,
+                "dimensions": list(n.dimensions),
+                "rows": number(n.rows),
+                "benefit": number(n.benefit),
+                "declared": n.declared,
+            }
+            for n in graph.nodes
+        ],  # fmt: skip
+        "edges": [list(edge) for edge in graph.edges],
     }
 
 

@@ -99,6 +99,39 @@ class TileList(BaseModel):
     tiles: list[dict[str, Any]]
 
 
+class LoggedQuery(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: int
+    time: str
+    kind: str
+    sql: str
+    model: str
+    rewritten: bool
+    views: list[str]
+    latency_ms: float
+    outcome: str
+    message: str | None
+    explain: list[Explanation] | None
+    explained_later: bool
+
+
+class QueryLogList(BaseModel):
+    entries: list[LoggedQuery]
+
+
+class ScheduledRun(BaseModel):
+    model: str
+    kind: str = Field(description="lattice | materialization")
+    name: str
+    cron: str
+    next_run: str | None
+
+
+class ScheduleList(BaseModel):
+    runs: list[ScheduledRun]
+
+
 def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` for the error statuses a route can return."""
     text = {

@@ -27,6 +27,11 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 OPEN_PATHS = frozenset({"/healthz"})  # liveness probes need no token
+# The status page's shells and static files hold no data (the page fetches everything else with
+# the token the user gives it), so a browser can load them without an Authorization header.
+UI_SHELLS = frozenset({"/", "/ui", "/ui/", "/ui/lattices", "/ui/tiles", "/ui/queries",
+                       "/ui/playground"})  # fmt: skip
+UI_STATIC = "/ui/static/"
 MIN_TOKEN_LENGTH = 16
 
 
@@ -125,6 +130,15 @@ async def send_error(send: Send, status: int, message: str, headers: tuple = ())
     await send({"type": "http.response.body", "body": payload})
 
 
+def is_open(path: str) -> bool:
+    """Paths anyone may GET: liveness and the status page's data-free shells and files (one
+    path segment under /ui/static/: the route serves only files it knows by name)."""
+    if path in OPEN_PATHS or path in UI_SHELLS:
+        return True
+    name = path.removeprefix(UI_STATIC)
+    return path.startswith(UI_STATIC) and bool(name) and "/" not in name and ".." not in name
+
+
 class BearerAuth:
     """Every path but `/healthz` needs `Authorization: Bearer <token>` when a token is set."""
 
@@ -132,7 +146,7 @@ class BearerAuth:
         self.app, self.token = app, token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.token is None or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http" or self.token is None or is_open(scope["path"]):
             await self.app(scope, receive, send)
             return
         header = _header(scope, b"authorization")

@@ -6,6 +6,7 @@ abandons them, which is safe: Delta commits are atomic, the previous tile versio
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import socket
 import sys
@@ -37,6 +38,7 @@ class Runtime:
         self.log_interval = log_interval
         self.writers: dict[str, QueryLogWriter] = {}
         self.schedulers: list[Any] = []
+        self.scheduled: list[tuple[str, Any]] = []  # (model, its scheduler)
         self.service: Service | None = None
         self.stopped = False
         self.clean = True  # False once a running refresh was abandoned
@@ -68,8 +70,21 @@ class Runtime:
         scheduler.runner = self._counted(scheduler.runner)
         scheduler.start()
         self.schedulers.append(scheduler)
+        self.scheduled.append((name, scheduler))
         for t in targets:
             self.say(f"scheduled: refresh {t.kind} {t.name} at '{t.cron}' ({name})")
+
+    def schedule(self) -> list[dict[str, Any]]:
+        """Every scheduled job with its next run, soonest first (for the status page)."""
+        runs = [
+            {"model": model, "kind": job.kind, "name": job.name, "cron": job.cron,
+             "next_run": _iso(job.next_run)}
+            for model, scheduler in self.scheduled
+            if scheduler.running
+            for job in scheduler.jobs()
+            if not job.retry
+        ]  # fmt: skip
+        return sorted(runs, key=lambda r: (r["next_run"] is None, r["next_run"] or ""))
 
     def _counted(self, runner: Callable[[str, str], tuple[bool, str]]) -> Callable:
         def run(kind: str, name: str) -> tuple[bool, str]:
@@ -113,6 +128,12 @@ class Runtime:
         return clean
 
 
+def _iso(when: dt.datetime | None) -> str | None:
+    if when is None:
+        return None
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _wait(action: Callable[[], None], abandon: Callable[[], bool]) -> bool:
     thread = threading.Thread(target=action, daemon=True)
     thread.start()
@@ -152,8 +173,9 @@ def serve(
     check_port(host, port)
     runtime = Runtime(workspaces, say)
     runtime.service = service = Service(
-        runtime.backend, settings, runtime.metrics, record=runtime.record
-    )
+        runtime.backend, settings, runtime.metrics, record=runtime.record,
+        schedule=runtime.schedule,
+    )  # fmt: skip
     say(f"starting Spark for {', '.join(workspaces)} …")
     runtime.start(schedule=schedule)
     server: uvicorn.Server | None = None

@@ -35,6 +35,7 @@ class WorkspaceBackend:
         self._ready = False
         self._plans: dict[tuple[str, str], dict[str, Any]] = {}
         self._plan_lock = threading.Lock()
+        self._readers: dict[int, Any] = {}  # id(workspace) -> TableReader (cached by version)
 
     def start(self) -> None:
         """Start Spark and register every model's tables and tiles, before serving."""
@@ -87,10 +88,27 @@ class WorkspaceBackend:
         if lattice is not None:
             model = self._lattice(lattice, model)[0]
         return [
-            {**entry.to_json(), "model": name}
+            {**entry.to_json(), "model": name, "build_seconds": self._took(ws, entry)}
             for name, ws in self._pick(model)
             for entry in ws.tiles(lattice)
         ]
+
+    def _took(self, ws: Workspace, entry: Any) -> float | None:
+        """How long the last build of a catalog entry's table took (its record says)."""
+        from mvlattice.jobs.tables import TableReader
+
+        location = getattr(entry, "location", "")
+        if not location:
+            return None
+        try:
+            reader = self._readers.get(id(ws))
+            if reader is None:
+                reader = self._readers[id(ws)] = TableReader(ws.spark)
+            state = reader.state(location)
+        except Exception:  # noqa: BLE001 - a duration is a nicety: never fail the catalog
+            return None
+        record = state.record if state is not None else None
+        return round(record.build_seconds, 3) if record is not None else None
 
     def refresh_scope(self, tile: str, model: str | None) -> Scope:
         found = [
