@@ -90,6 +90,8 @@ class _Block:
         if having is not None:
             plan = ir.Filter(plan, self.expr(having.this))
         outputs = tuple(self._output(e) for e in self.select.expressions)
+        if not outputs:  # `SELECT FROM t` parses; Spark rejects it, so must we, politely
+            raise unsupported("a SELECT without output columns is not rewritten")
         distinct = self.select.args.get("distinct")
         if distinct is not None and distinct.args.get("on") is not None:
             raise unsupported("DISTINCT ON is not rewritten")

@@ -46,6 +46,12 @@ class Explanation:
     reason: str  # a reason code; "" when used
     message: str
 
+    def __post_init__(self) -> None:
+        # Messages echo the query's identifiers, which may hold newlines (fuzzing found
+        # `emps`\n``): an explanation stays one printable line.
+        if not self.message.isprintable():
+            object.__setattr__(self, "message", _printable(self.message))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "view": self.view,
@@ -213,6 +219,10 @@ def candidates(
     found = filter_tree.candidate_positions(query, context) if use_index else everything
     for i in found:
         yield context.views[i], prefilter.reject(summary, context.views[i], context.summaries[i])
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _reason(exc: UnsupportedSqlError) -> str:

@@ -1,0 +1,81 @@
+"""Differential test of the rewriter: random queries over FoodMart, SSB (SF 0.001) and a
+synthetic star with NULLs and duplicates, each run as written and as rewritten onto random
+tiles and materializations; results must be equal as multisets.
+
+    python bench/difftest.py [--queries N] [--seed S] [--star foodmart|ssb|synthetic|all] [--json]
+
+--queries is per star. With --json the last line is
+{"queries": N, "rewritten": N, "mismatches": N, "errors": N}. Every mismatch and error is
+printed with its star and query seed.
+"""
+
+# bench/ holds profile.py, which would shadow the standard library's `profile` (pyspark
+# imports cProfile, which imports it) if this script's folder stayed first on sys.path.
+import sys
+from pathlib import Path
+
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path.pop(0)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+from mvlattice.proof import difftest  # noqa: E402
+from mvlattice.proof.stars import STARS  # noqa: E402
+from mvlattice.spark import build_session, spark_conf  # noqa: E402
+
+DEFAULT_WAREHOUSE = Path(tempfile.gettempdir()) / "mvlattice-difftest"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", type=int, default=200, help="queries per star")
+    parser.add_argument("--seed", type=int, default=0, help="seeds the views and the queries")
+    parser.add_argument("--star", choices=[*STARS, "all"], default="all")
+    parser.add_argument("--tiles", type=int, default=8)
+    parser.add_argument("--mvs", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=40, help="query pairs per Spark job")
+    parser.add_argument("--warehouse", default=str(DEFAULT_WAREHOUSE),
+                        help="kept between runs: data is loaded once")  # fmt: skip
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+
+    warehouse = Path(args.warehouse).resolve()
+    warehouse.mkdir(parents=True, exist_ok=True)
+    conf = spark_conf("local[2]", str(warehouse), ({"spark.sql.shuffle.partitions": "2"},))
+    spark = build_session("local[2]", str(warehouse), conf, app_name="mvlattice-difftest")
+    names = list(STARS) if args.star == "all" else [args.star]
+    total = difftest.Report()
+    with tempfile.TemporaryDirectory(prefix="difftest-models-") as folder:
+        for name in names:
+            start = time.perf_counter()
+            prepared = difftest.prepare(spark, STARS[name], str(warehouse), Path(folder),
+                                        args.seed, args.tiles, args.mvs, say=print)  # fmt: skip
+            for problem in prepared.problems:
+                print(f"  view not built: {problem}")
+            setup = time.perf_counter() - start
+            seeds = range(args.seed * 1_000_000, args.seed * 1_000_000 + args.queries)
+            report = difftest.run(prepared, seeds, batch=args.batch, on_finding=print)
+            total += report
+            _line(name, report, setup)
+    if len(names) > 1:
+        _line("all", total, None)
+    if args.json:
+        print(json.dumps(total.summary()))
+    return 1 if total.mismatches or total.errors else 0
+
+
+def _line(name: str, report: difftest.Report, setup: float | None) -> None:
+    share = report.rewritten / report.queries if report.queries else 0.0
+    per = report.seconds / report.queries * 1000 if report.queries else 0.0
+    setup_text = f", setup {setup:.0f}s" if setup is not None else ""
+    print(f"{name:<10} queries {report.queries}  rewritten {report.rewritten} ({share:.0%})  "
+          f"mismatches {report.mismatches}  errors {report.errors}  "
+          f"{report.seconds:.1f}s ({per:.0f} ms/query){setup_text}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Comparing query results as multisets: NULLs equal, numbers by value (DECIMAL 1.50 equals
+1.5), floating point to a relative tolerance. Many queries run in one Spark job."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from collections import Counter
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+REL_TOL = 1e-6  # sums of doubles in another order, AVG as SUM/COUNT rounded at another scale
+ABS_TOL = 1e-6
+
+Row = tuple[Any, ...]
+
+# Tiny data, many distinct queries: planning stage by stage (AQE) and compiling generated code
+# cost more than they save, and one shuffle partition means fewer tasks.
+FAST = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.shuffle.partitions": "1",
+}
+
+
+@contextlib.contextmanager
+def tuned(spark: SparkSession) -> Iterator[None]:
+    """FAST settings for the duration, then the session's own again."""
+    before = {key: spark.conf.get(key, None) for key in FAST}
+    for key, value in FAST.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def results(spark: SparkSession, queries: list[str]) -> list[Counter[Row]]:
+    """Each query's rows as a multiset, all queries in one Spark job: every row as JSON
+    (NULLs kept), tagged with its query's position."""
+    parts = [
+        f"SELECT {i} AS q, to_json(struct(*), map('ignoreNullFields', 'false')) AS r "
+        f"FROM ({sql}) AS t{i}"
+        for i, sql in enumerate(queries)
+    ]
+    found: list[Counter[Row]] = [Counter() for _ in queries]
+    for row in spark.sql("\nUNION ALL\n".join(parts)).collect():
+        found[row["q"]][values(row["r"])] += 1
+    return found
+
+
+def values(text: str) -> Row:
+    """A row's values in order, numbers as Decimal (equal values hash equal)."""
+    return json.loads(
+        text,
+        parse_float=Decimal,
+        parse_int=Decimal,
+        object_pairs_hook=lambda pairs: tuple(v for _, v in pairs),
+    )
+
+
+def difference(a: Counter[Row], b: Counter[Row]) -> str:
+    """ "" when equal as multisets (numbers within tolerance); else what differs, briefly."""
+    if a == b:
+        return ""
+    if sum(a.values()) != sum(b.values()):
+        return f"{sum(a.values())} rows vs {sum(b.values())}; {_sample(a, b)}"
+    left, right = sorted(a.elements(), key=_key), sorted(b.elements(), key=_key)
+    for x, y in zip(left, right, strict=True):
+        if not _close_rows(x, y):
+            return f"{x!r} vs {y!r}"
+    return ""
+
+
+def _sample(a: Counter[Row], b: Counter[Row]) -> str:
+    only_a, only_b = list((a - b).elements())[:2], list((b - a).elements())[:2]
+    return f"only in original: {only_a!r}; only in rewritten: {only_b!r}"
+
+
+def _key(row: Row) -> tuple:
+    """A sort key that puts rows equal within tolerance next to each other."""
+    return tuple(_part(v) for v in row)
+
+
+def _part(value: Any) -> tuple:
+    if value is None:
+        return (0, "")
+    if isinstance(value, Decimal):
+        return (1, f"{float(value):.5g}") if value.is_finite() else (1, str(value))
+    return (2, json.dumps(value, default=str))
+
+
+def _close_rows(x: Row, y: Row) -> bool:
+    return len(x) == len(y) and all(_close(a, b) for a, b in zip(x, y, strict=True))
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, Decimal) and isinstance(b, Decimal):
+        return math.isclose(float(a), float(b), rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    return a == b
