@@ -16,11 +16,18 @@ Times are the best of --repeat runs.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# `python bench/x.py` makes bench/ sys.path[0], where bench/profile.py would shadow the stdlib
+# `profile` that pyspark imports (through cProfile): put the repository root there instead.
+if Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
 import argparse
 import json
 import math
 import random
-import sys
 import time
 from collections.abc import Callable
 from typing import TypeVar

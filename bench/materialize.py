@@ -20,9 +20,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# `python bench/x.py` puts bench/ first on sys.path, where bench/profile.py would shadow the
-# standard library's `profile` (which pyspark imports through cProfile).
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+# `python bench/x.py` makes bench/ sys.path[0], where bench/profile.py would shadow the stdlib
+# `profile` that pyspark imports (through cProfile): put the repository root there instead.
+if Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import argparse  # noqa: E402
 import shutil  # noqa: E402

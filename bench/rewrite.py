@@ -12,15 +12,21 @@ qualification are timed on their own so their share is visible. Goal: p50 < 10 m
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# `python bench/x.py` makes bench/ sys.path[0], where bench/profile.py would shadow the stdlib
+# `profile` that pyspark imports (through cProfile): put the repository root there instead.
+if Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
 import argparse
 import json
 import random
 import re
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
 import yaml
 

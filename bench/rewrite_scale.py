@@ -29,17 +29,23 @@ than without the index; cost growing sublinearly from 100 to 10,000 views.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# `python bench/x.py` makes bench/ sys.path[0], where bench/profile.py would shadow the stdlib
+# `profile` that pyspark imports (through cProfile): put the repository root there instead.
+if Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
 import argparse
 import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml

@@ -35,9 +35,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
-# bench/ holds scripts named like standard modules (profile.py): keep it off the import path
-sys.path = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(REPO))
+# `python bench/x.py` makes bench/ sys.path[0], where bench/profile.py would shadow the stdlib
+# `profile` that pyspark imports (through cProfile): put the repository root there instead.
+if Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 STAR = "from shop.sales s join shop.product p on s.product_id = p.product_id"
 

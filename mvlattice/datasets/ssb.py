@@ -10,7 +10,9 @@ gives the same data, on any number of cores.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mvlattice.settings import join_location
@@ -18,6 +20,7 @@ from mvlattice.settings import join_location
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+MODEL = Path(__file__).resolve().parents[2] / "models" / "ssb.yaml"
 SCHEMA_NAME = "ssb"
 DATE_ROWS = 2556
 
@@ -142,6 +145,15 @@ def folder(sf: float) -> str:
 
 def location(warehouse: str, sf: float) -> str:
     return join_location(warehouse, folder(sf))
+
+
+def model_file(sf: float, directory: str | os.PathLike[str]) -> Path:
+    """`models/ssb.yaml` pointed at the data of scale factor `sf`, written into `directory`."""
+    text = MODEL.read_text(encoding="utf-8")
+    path = Path(directory) / f"{folder(sf)}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text.replace("location: ssb_sf1", f"location: {folder(sf)}"), "utf-8")
+    return path
 
 
 def _rows(spark: SparkSession, path: str) -> int | None:

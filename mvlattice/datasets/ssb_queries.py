@@ -5,6 +5,14 @@ Tables are unqualified (`lineorder`, `date`, …): the SSB model's defaultSchema
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from mvlattice.lattice.workload import workload_from_sql
+
+if TYPE_CHECKING:
+    from mvlattice.lattice.lattice import Lattice
+    from mvlattice.lattice.workload import Workload
+
 _FLIGHT_1 = """select sum(lo_extendedprice*lo_discount) as revenue
 from lineorder, date
 where lo_orderdate = d_datekey
@@ -126,3 +134,8 @@ group by d_year, s_city, p_brand1
 order by d_year, s_city, p_brand1""",
     ),
 )
+
+
+def workload(lattice: Lattice) -> Workload:
+    """The 13 queries, each once, as a tile planner's workload over the SSB lattice."""
+    return workload_from_sql(((sql, 1.0) for _, sql in QUERIES), lattice)

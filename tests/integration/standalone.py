@@ -99,7 +99,8 @@ class StandaloneCluster:
             try:
                 if ready(self.status()):
                     return
-            except OSError:
+            # ValueError: a master still starting answers /json/ with its HTML page.
+            except (OSError, ValueError):
                 pass
             if any(p.poll() is not None for p in self.processes):
                 break
