@@ -117,10 +117,11 @@ class Workspace:
         `workload`: a file, a list of {dimensions, weight}, or a Workload; `provider`: exact
         or profiler (default: the lattice's statisticProvider); `max_size`: the largest column
         sets the profile counts up front; `progress(line)` hears what the provider does."""
+        from mvlattice.jobs.planning import PLAN_PROFILE_SIZE
         from mvlattice.lattice.planner import plan_model
-        from mvlattice.statistics.factory import DEFAULT_MAX_SIZE, provider_for
+        from mvlattice.statistics.factory import provider_for
 
-        size = DEFAULT_MAX_SIZE if max_size is None else max_size
+        size = PLAN_PROFILE_SIZE if max_size is None else max_size
 
         def stats(lat):  # a Lattice -> its StatisticProvider
             return provider_for(

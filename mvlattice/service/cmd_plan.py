@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-size",
         type=_whole,
         metavar="K",
-        help="profile column sets of up to K columns before planning (default 3; "
+        help="profile column sets of up to K columns before planning (default 1; "
         "the sets the plan needs most are counted anyway)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON document")
