@@ -247,13 +247,13 @@ def _ops_routes(app: FastAPI, service: Service) -> None:
 
     # Not (yet) in the OpenAPI document, whose list of paths is a tested contract: these two
     # serve the status page first; README lists them.
-    @app.get("/v1/querylog", response_model=QueryLogList)
+    @app.get("/v1/querylog", response_model=QueryLogList, responses=errors(400, 401))
     async def querylog(limit: int = Query(100, ge=0, le=HISTORY)) -> dict[str, Any]:
         """The newest rewrite/query requests since the service started, newest first (the
         whole log: `mvlattice log`); a miss's explanation when it was asked for."""
         return {"entries": [e.to_json() for e in service.recent.newest(limit)]}
 
-    @app.get("/v1/schedule", response_model=ScheduleList)
+    @app.get("/v1/schedule", response_model=ScheduleList, responses=errors(401))
     async def schedule() -> dict[str, Any]:
         """The refresh scheduler's jobs and their next run (empty with --no-scheduler)."""
         return {"runs": await run_in_threadpool(service.schedule)}
