@@ -9,14 +9,14 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mvlattice.proof.compare import as_multiset, difference
+
 if TYPE_CHECKING:
     from mvlattice.workspace import Workspace
-
-REL_TOL = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,40 +75,10 @@ def median_seconds(run: Callable[[], object], runs: int) -> float:
     return statistics.median(times)
 
 
-def same_rows(a: Sequence[Sequence[Any]], b: Sequence[Sequence[Any]], rel: float = REL_TOL) -> bool:
-    """Equal as multisets of rows; floats equal to a relative tolerance (sums in another order
-    round differently). Rows are sorted on a key with floats rounded, then compared in pairs."""
-    if len(a) != len(b):
-        return False
-    left, right = sorted(a, key=_sort_key), sorted(b, key=_sort_key)
-    return all(_same_row(x, y, rel) for x, y in zip(left, right, strict=True))
-
-
-def _same_row(x: Sequence[Any], y: Sequence[Any], rel: float) -> bool:
-    if len(x) != len(y):
-        return False
-    return all(_same_value(u, v, rel) for u, v in zip(x, y, strict=True))
-
-
-def _same_value(u: Any, v: Any, rel: float) -> bool:
-    if isinstance(u, float) or isinstance(v, float):
-        if u is None or v is None:
-            return u is v
-        return math.isclose(float(u), float(v), rel_tol=rel, abs_tol=rel)
-    return bool(u == v)
-
-
-def _sort_key(row: Sequence[Any]) -> tuple:
-    # None first, then numbers (floats rounded so near-equal ones sort alike), then text.
-    return tuple(_value_key(v) for v in row)
-
-
-def _value_key(v: Any) -> tuple:
-    if v is None:
-        return (0, 0, "")
-    if isinstance(v, bool | int | float):
-        return (1, float(f"{float(v):.6g}"), "")
-    return (2, 0, str(v))
+def same_rows(a: Iterable[Iterable[Any]], b: Iterable[Iterable[Any]]) -> bool:
+    """Equal as multisets of rows, numbers within the differential tester's tolerance (sums in
+    another order round differently)."""
+    return difference(as_multiset(a), as_multiset(b)) == ""
 
 
 def geomean(values: Iterable[float]) -> float:

@@ -189,19 +189,11 @@ class Workspace:
         statistics it was made), skipping fresh ones, and remember it as its lattice's plan
         (the catalog lists it, `gc` keeps its tiles); a jobs BatchResult. Unlike `materialize`
         it does not plan again, so the statistics the plan used are all it costs."""
-        from mvlattice.jobs.batch import run_batch
-        from mvlattice.jobs.context import JobContext
-        from mvlattice.jobs.record import spec_json
-        from mvlattice.jobs.targets import tile_target
+        from mvlattice.jobs.api import materialize_plan
 
-        ctx = JobContext.open(self.spark, self.model, self.warehouse)
-        specs = [spec_json(t.spec) for t in plan.tiles]
-        ctx.store.save_plan(plan.lattice.name, specs, ctx.clock())
-        targets = tuple(
-            tile_target(t.spec, ctx.warehouse, "declared" if t.declared else "planned", t.rows)
-            for t in plan.tiles
+        return materialize_plan(
+            self.spark, self.model, plan, self.warehouse, full=full, progress=progress
         )
-        return run_batch(ctx, targets, full=full, progress=progress)
 
     def refresh(
         self,

@@ -9,7 +9,7 @@ from mvlattice.jobs.batch import BatchResult, BuildResult, Progress, run_batch
 from mvlattice.jobs.catalog import CatalogEntry, built_targets, catalog, model_targets
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.garbage import BuiltTile, Garbage, choose_garbage
-from mvlattice.jobs.planning import planned_tiles
+from mvlattice.jobs.planning import plan_targets, planned_tiles
 from mvlattice.jobs.querysql import query_tables
 from mvlattice.jobs.record import TileRecord
 from mvlattice.jobs.tables import drop
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from mvlattice.lattice.model import Model
+    from mvlattice.lattice.planner import LatticePlan
 
 
 def materialize(
@@ -68,6 +69,21 @@ def materialize(
             )
     batch = run_batch(ctx, unique(targets), full=full, progress=progress)
     return BatchResult(tuple(failures) + batch.results, batch.notes)
+
+
+def materialize_plan(
+    spark: SparkSession,
+    model: Model,
+    plan: LatticePlan,
+    warehouse: str | None = None,
+    *,
+    full: bool = False,
+    progress: Progress | None = None,
+) -> BatchResult:
+    """Build exactly the tiles of an existing plan (no planning again), skipping fresh ones,
+    and remember it as its lattice's plan."""
+    ctx = JobContext.open(spark, model, warehouse, "api")
+    return run_batch(ctx, plan_targets(ctx, plan), full=full, progress=progress)
 
 
 def refresh(

@@ -4,11 +4,15 @@ remembered so the catalog can list planned tiles not built yet and `gc` can find
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.record import spec_json
 from mvlattice.jobs.targets import Target, tile_target
 from mvlattice.lattice.lattice import Lattice
+
+if TYPE_CHECKING:
+    from mvlattice.lattice.planner import LatticePlan
 
 # Planning profiles single columns only, then the planner counts exactly the sets it needs: all
 # pairs of a wide lattice cost a sketch each per row (SSB's 60 columns: 1,830 sketches, over
@@ -39,7 +43,12 @@ def planned_tiles(
     plan = plan_lattice(
         lattice, stats, max_tiles=max_tiles, workload=load_workload(workload, lattice)
     )
-    ctx.store.save_plan(lattice.name, [spec_json(t.spec) for t in plan.tiles], ctx.clock())
+    return plan_targets(ctx, plan)
+
+
+def plan_targets(ctx: JobContext, plan: LatticePlan) -> tuple[Target, ...]:
+    """A plan's tiles as build targets, the plan remembered as its lattice's."""
+    ctx.store.save_plan(plan.lattice.name, [spec_json(t.spec) for t in plan.tiles], ctx.clock())
     return tuple(
         tile_target(t.spec, ctx.warehouse, "declared" if t.declared else "planned", t.rows)
         for t in plan.tiles

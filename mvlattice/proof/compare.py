@@ -7,7 +7,7 @@ import contextlib
 import json
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,17 @@ def values(text: str) -> Row:
         parse_int=Decimal,
         object_pairs_hook=lambda pairs: tuple(v for _, v in pairs),
     )
+
+
+def as_multiset(rows: Iterable[Iterable[Any]]) -> Counter[Row]:
+    """Collected rows (Python values) as `results` gives them: numbers as Decimal."""
+    return Counter(tuple(_as_number(v) for v in row) for row in rows)
+
+
+def _as_number(value: Any) -> Any:
+    if isinstance(value, int | float | Decimal) and not isinstance(value, bool):
+        return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    return value
 
 
 def difference(a: Counter[Row], b: Counter[Row]) -> str:

@@ -20,10 +20,11 @@ review the diff before committing it.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import re
 import textwrap
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
@@ -34,6 +35,7 @@ import yaml
 from mvlattice.lattice.model import Materialization, Model, load_model
 from mvlattice.mvrewrite.context import context_for
 from mvlattice.mvrewrite.rewriter import RewriteContext, RewriteResult, rewrite
+from mvlattice.proof import compare
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
@@ -270,38 +272,28 @@ def differences(spark: Any, pairs: dict[str, tuple[str, str]]) -> dict[str, int]
 
 
 def results(spark: Any, queries: list[str]) -> list[Counter]:
-    parts = [
-        f"SELECT {i} AS q, to_json(struct(*), map('ignoreNullFields', 'false')) AS r "
-        f"FROM ({sql}) AS t{i}"
-        for i, sql in enumerate(queries)
-    ]
-    found: list[Counter] = [Counter() for _ in queries]
-    for row in _in_schema(spark, "\nUNION ALL\n".join(parts)):
-        found[row["q"]][_values(row["r"])] += 1
-    return found
+    """Each query's rows as a multiset (the differential tester's comparison), in hr_rewrite."""
+    with _schema(spark):
+        return compare.results(spark, queries)
 
 
-def _values(text: str) -> tuple[Any, ...]:
-    """A row's values in order, numbers as Decimal (equal values hash equal)."""
-    return json.loads(
-        text,
-        parse_float=Decimal,
-        parse_int=Decimal,
-        object_pairs_hook=lambda pairs: tuple(v for _, v in pairs),
-    )
-
-
-def _in_schema(spark: Any, sql: str) -> list[Any]:
-    """Run `sql` with hr_rewrite as the current database and one shuffle partition (the data
-    is tiny; fewer tasks), restoring both afterwards."""
+@contextlib.contextmanager
+def _schema(spark: Any) -> Iterator[None]:
+    """hr_rewrite as the current database and one shuffle partition (the data is tiny; fewer
+    tasks), both restored afterwards."""
     database, partitions = spark.catalog.currentDatabase(), spark.conf.get(SHUFFLE)
     spark.catalog.setCurrentDatabase(SCHEMA)
     spark.conf.set(SHUFFLE, "1")
     try:
-        return spark.sql(sql).collect()
+        yield
     finally:
         spark.catalog.setCurrentDatabase(database)
         spark.conf.set(SHUFFLE, partitions)
+
+
+def _in_schema(spark: Any, sql: str) -> list[Any]:
+    with _schema(spark):
+        return spark.sql(sql).collect()
 
 
 def rows(spark: Any, sql: str) -> list[tuple[Any, ...]]:
