@@ -1,7 +1,9 @@
 """Step 7, grouping and aggregates (GL01 §3.2, with Calcite's rollup).
 
 No re-aggregation when every grouping column of the view is a grouping column of the query
-(each view row is then exactly one query group) and every aggregate is a view column. Otherwise
+or one its WHERE pins to a single value (each view row is then exactly one query group: a
+tile by month and year answers `WHERE year = 1997 GROUP BY month` row for row) and every
+aggregate is a view column. Otherwise
 the query groups the view's rows again, each aggregate rebuilt through the shared rollup table
 (`mvlattice.lattice.measures`): SUM->SUM, COUNT->SUM, MIN->MIN, MAX->MAX, AVG->SUM/COUNT, and
 COUNT(DISTINCT x) only when x is a grouping column of the view. A count rolled up into a global
@@ -19,10 +21,21 @@ from mvlattice.mvrewrite import ir
 from mvlattice.mvrewrite.attempt import CANNOT_ROLL_UP, Attempt, Rejection
 from mvlattice.mvrewrite.canon import canonical
 from mvlattice.mvrewrite.output_mapping import is_output_ref, missing
+from mvlattice.mvrewrite.predicates import NULLNESS
+from mvlattice.mvrewrite.ranges import Range
 from mvlattice.mvrewrite.to_sql import sql_of
 
 ZERO = ir.Literal("number", "0")
 NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double")
+# Literal kind -> column types where `column = literal` lets exactly one group value through
+# (a string column compared with a number passes '7' and '7.0'; doubles pass 0.0 and -0.0).
+EXACT_EQUALITY = {
+    "number": ("tinyint", "smallint", "int", "bigint"),
+    "string": ("string",),
+    "date": ("date",),
+    "timestamp": ("timestamp",),
+    "boolean": ("boolean",),
+}
 DUPLICATE_INSENSITIVE = ("min", "max")
 
 
@@ -37,7 +50,7 @@ def check(attempt: Attempt) -> Attempt | Rejection:
             "the view is one global aggregate row (it exists even over no rows); the query "
             "needs groups",
         )
-    if same_grouping(attempt):
+    if same_grouping(attempt, pinned=bool(attempt.query.keys)):
         direct = _direct(attempt)
         if direct is not None:
             return finish(attempt, direct, aggregate=False)
@@ -62,16 +75,48 @@ def _over_rows(attempt: Attempt) -> Attempt | Rejection:
     return finish(attempt, mapped, aggregate=True)
 
 
-def same_grouping(attempt: Attempt) -> bool:
+def same_grouping(attempt: Attempt, pinned: bool = False) -> bool:
     """Each view row is exactly one query group: no joined-back rows, and every grouping
-    column of the view is one of the query's."""
+    column of the view is one of the query's or, with `pinned`, one the query's WHERE pins
+    to a single value. Only a query with GROUP BY may count pinned columns: a global
+    aggregate returns a row even when no view row passes."""
     if attempt.join_back:
         return False  # joined-back rows must be grouped again
     assert attempt.query_preds is not None
     classes = attempt.query_preds.classes
     query = {canonical(k, classes) for k in attempt.query.keys}
+    if pinned:
+        query |= pinned_columns(attempt)
     view = {canonical(attempt.to_query_space(k), classes) for k in attempt.view_block.keys}
     return view <= query
+
+
+def pinned_columns(attempt: Attempt) -> set[ir.Expr]:
+    """Class representatives the query's WHERE restricts to one value: `c IS NULL`, or
+    `c = literal` (or an IN list, range, … of one point) where the column's type makes
+    equal mean identical."""
+    assert attempt.query_preds is not None
+    out: set[ir.Expr] = set()
+    for (rep, kind), value in attempt.query_preds.ranges.items():
+        if value == Range.null_only():
+            out.add(rep)
+        elif (
+            len(value.intervals) == 1
+            and value.intervals[0].is_point
+            and not value.nulls
+            and kind != NULLNESS
+            and _exact_equality(kind, _type_of(attempt, rep))
+        ):
+            out.add(rep)
+    return out
+
+
+def _exact_equality(kind: str, column_type: str | None) -> bool:
+    if column_type is None:
+        return False
+    if kind == "number" and column_type.startswith("decimal("):
+        return True
+    return column_type in EXACT_EQUALITY.get(kind, ())
 
 
 def _direct(attempt: Attempt) -> dict[ir.Agg, ir.Expr] | None:

@@ -88,6 +88,25 @@ def test_global_count_over_a_tile(model) -> None:  # noqa: ANN001
     assert "COALESCE(SUM(mv.count), 0)" in result.sql and "mv.the_month = 'January'" in result.sql
 
 
+def test_a_year_pinned_by_the_where_needs_no_reaggregation(model) -> None:  # noqa: ANN001
+    pinned = rewrite(
+        "select the_month, count(*) as c from foodmart.sales_fact_1997 "
+        "join foodmart.time_by_day using (time_id) where the_year = 1997 group by the_month",
+        ctx(model, MONTHS),
+    )
+    assert pinned.rewritten and "mv.count AS c" in pinned.sql and "GROUP BY" not in pinned.sql
+
+
+def test_a_string_column_equal_to_a_number_is_not_pinned(model) -> None:  # noqa: ANN001
+    # the_month is a string: `the_month = 1` lets '1' and '1.0' through, two groups.
+    result = rewrite(
+        "select the_year, count(*) as c from foodmart.sales_fact_1997 "
+        "join foodmart.time_by_day using (time_id) where the_month = 1 group by the_year",
+        ctx(model, MONTHS),
+    )
+    assert result.rewritten and "SUM(mv.count) AS c" in result.sql and "GROUP BY" in result.sql
+
+
 def test_snowflake_columns_through_lossless_joins(model) -> None:  # noqa: ANN001
     result = rewrite(
         "select pc.product_family, count(*) as n from foodmart.sales_fact_1997 s "
