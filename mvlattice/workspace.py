@@ -114,14 +114,19 @@ class Workspace:
         max_size: int | None = None,
     ) -> LatticePlan:
         """Choose tiles for a lattice (HRU96); see mvlattice.lattice.planner.plan_model.
-        `workload`: a file, a list of {dimensions, weight}, or a Workload; `provider`: exact
-        or profiler (default: the lattice's statisticProvider); `max_size`: the largest column
-        sets the profile counts up front; `progress(line)` hears what the provider does."""
+        `workload`: a file, a list of {dimensions, weight}, or a Workload; without one, the
+        queries of the warehouse's query log that read the lattice (as `materialize` weighs
+        its plan), else none; `provider`: exact or profiler (default: the lattice's
+        statisticProvider); `max_size`: the largest column sets the profile counts up front;
+        `progress(line)` hears what the provider does."""
         from mvlattice.jobs.planning import PLAN_PROFILE_SIZE
         from mvlattice.lattice.planner import plan_model
         from mvlattice.statistics.factory import provider_for
 
         size = PLAN_PROFILE_SIZE if max_size is None else max_size
+        chosen = self.model.choose_lattice(lattice).name  # bad names fail before Spark starts
+        if workload is None:
+            workload = self._logged_workload(progress).get(chosen)
 
         def stats(lat):  # a Lattice -> its StatisticProvider
             return provider_for(
@@ -137,7 +142,7 @@ class Workspace:
         return plan_model(
             self.model,
             stats,
-            lattice=lattice,
+            lattice=chosen,
             max_tiles=max_tiles,
             max_rows=max_rows,
             workload=workload,
@@ -226,9 +231,9 @@ class Workspace:
     ) -> Any:
         """Distinct counts of a lattice's column sets, its unique keys and FDs (a statistics
         Profile), cached by the source tables' Delta versions; `progress(line)` hears passes."""
-        from mvlattice.statistics.factory import choose_lattice, profile_lattice
+        from mvlattice.statistics.factory import profile_lattice
 
-        name = choose_lattice(self.model, lattice).name  # bad names fail before Spark starts
+        name = self.model.choose_lattice(lattice).name  # bad names fail before Spark starts
         return profile_lattice(self.spark, self.model, name, kind=provider, max_size=max_size,
                                warehouse=self.warehouse, progress=progress)  # fmt: skip
 

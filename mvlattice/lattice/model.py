@@ -109,6 +109,19 @@ class Model:
         names = [lat.name for lat in self.lattices]
         raise NotFoundError(f"no lattice '{name}' in {self.file}" + suggest(name, names))
 
+    def choose_lattice(self, name: str | None) -> Lattice:
+        """The lattice named, else the only one; a user error when that is ambiguous."""
+        from mvlattice.errors import NotFoundError, UsageError
+
+        if name is not None:
+            return self.lattice(name)
+        if len(self.lattices) == 1:
+            return self.lattices[0]
+        if not self.lattices:
+            raise NotFoundError(f"no lattices in {self.file}")
+        names = ", ".join(lat.name for lat in self.lattices)
+        raise UsageError(f"{self.file} has several lattices ({names}); name one with --lattice")
+
 
 # (table) -> its columns, asked only when neither the model nor a local Delta log tells.
 ColumnsFallback = Callable[[Table], tuple[str, ...] | None]

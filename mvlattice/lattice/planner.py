@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from mvlattice.errors import NotFoundError, UsageError
+from mvlattice.errors import UsageError
 from mvlattice.lattice.candidates import (
     Candidates,
     ColumnSet,
@@ -248,7 +248,7 @@ def plan_model(
 ) -> LatticePlan:
     """Plan one lattice of `model`. The workload (a file, a list of {dimensions, weight}
     entries, or a Workload) is read before statistics are asked for, so bad input fails fast."""
-    chosen = choose_lattice(model, lattice)
+    chosen = model.choose_lattice(lattice)
     work = load_workload(workload, chosen)
     return plan_lattice(
         chosen,
@@ -258,17 +258,6 @@ def plan_model(
         workload=work,
         max_millis=max_millis,
     )
-
-
-def choose_lattice(model: Model, name: str | None) -> Lattice:
-    if name is not None:
-        return model.lattice(name)
-    if len(model.lattices) == 1:
-        return model.lattices[0]
-    if not model.lattices:
-        raise NotFoundError(f"no lattices in {model.file}")
-    names = ", ".join(lat.name for lat in model.lattices)
-    raise UsageError(f"{model.file} has several lattices ({names}); name one with --lattice")
 
 
 def load_workload(workload: WorkloadInput, lattice: Lattice) -> Workload | None:

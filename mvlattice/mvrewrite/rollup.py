@@ -98,15 +98,14 @@ def pinned_columns(attempt: Attempt) -> set[ir.Expr]:
     assert attempt.query_preds is not None
     out: set[ir.Expr] = set()
     for (rep, kind), value in attempt.query_preds.ranges.items():
-        if value == Range.null_only():
-            out.add(rep)
-        elif (
+        one_value = (
             len(value.intervals) == 1
             and value.intervals[0].is_point
             and not value.nulls
             and kind != NULLNESS
             and _exact_equality(kind, _type_of(attempt, rep))
-        ):
+        )
+        if one_value or value == Range.null_only():
             out.add(rep)
     return out
 

@@ -124,21 +124,8 @@ def profile_lattice(
     progress: Progress | None = None,
 ) -> Profile:
     """Profile one lattice of the model (the only one when `lattice` is None), via the cache."""
-    chosen = choose_lattice(model, lattice)
+    chosen = model.choose_lattice(lattice)
     provider = provider_for(
         spark, model, chosen, kind=kind, warehouse=warehouse, max_size=max_size, progress=progress
     )
     return provider.profile
-
-
-def choose_lattice(model: Model, name: str | None) -> Lattice:
-    if name is not None:
-        return model.lattice(name)
-    if len(model.lattices) == 1:
-        return model.lattices[0]
-    if not model.lattices:
-        from mvlattice.errors import NotFoundError
-
-        raise NotFoundError(f"{model.file} declares no lattice")
-    names = ", ".join(lat.name for lat in model.lattices)
-    raise UsageError(f"{model.file} declares several lattices ({names}); choose one with --lattice")

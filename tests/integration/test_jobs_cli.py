@@ -136,7 +136,7 @@ QUARTERS = (
 )
 
 
-def test_materialize_plans_for_the_query_log_else_a_workload_file(
+def test_plan_and_materialize_weigh_the_query_log_else_a_workload_file(
     fm_model: Path,
     tmp_path: Path,
     capsys,  # noqa: ANN001
@@ -151,6 +151,10 @@ def test_materialize_plans_for_the_query_log_else_a_workload_file(
     records = json.loads(out)["entries"]
     assert code == 0 and [r["source"] for r in records] == ["cli", "cli"], err
 
+    code, out, err = cli(capsys, "plan", str(fm_model), "--max-tiles", "1", "--json", *logged)
+    assert code == 0 and "weighted by the query log" in err, err
+    (planned,) = json.loads(out)["tiles"]
+    assert sorted(planned["dimensions"]) == ["quarter", "the_year"]
     code, out, err = cli(capsys, "materialize", str(fm_model), "--max-tiles", "1", *logged)
     assert code == 0 and "weighted by the query log" in err, err
     code, out, _ = cli(capsys, "tiles", str(fm_model), "--json", *logged)
