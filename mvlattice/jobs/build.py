@@ -16,6 +16,7 @@ from mvlattice.jobs.tables import column_types, write_table
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import (
     appended_relation,
+    dimension_columns,
     merge_tile_sql,
     q,
     rollup_tile_sql,
@@ -55,7 +56,11 @@ def build_tile(
         )
         how = ("star", "full")
     return write_table(
-        ctx.spark, target.location, sql, _recorder(ctx, target, versions, started, *how)
+        ctx.spark,
+        target.location,
+        sql,
+        _recorder(ctx, target, versions, started, *how),
+        dimension_columns(target.spec),
     )
 
 
@@ -87,7 +92,9 @@ def merge_appends(
         types = column_types(ctx.spark, target.location, tile_version)
         sql = merge_tile_sql(target.spec, tile, delta_sql, types)
         recorder = _recorder(ctx, target, versions, started, target.name, "incremental")
-        return write_table(ctx.spark, target.location, sql, recorder)
+        return write_table(
+            ctx.spark, target.location, sql, recorder, dimension_columns(target.spec)
+        )
     finally:
         if view is not None:
             ctx.spark.catalog.dropTempView(view)

@@ -5,6 +5,10 @@ A write is ONE Delta commit — `CREATE OR REPLACE TABLE … TBLPROPERTIES (reco
 so readers see the previous version, with its own record, until the new one commits; a job
 killed mid-write leaves the previous version in place (its data files become orphans that
 Delta's VACUUM removes).
+
+A tile of many rows is written sorted by its dimensions, fewest distinct values first: long
+runs of equal values compress several times better, and Parquet's page statistics and Delta's
+file statistics then let a filter on a leading dimension skip most of the tile.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,7 +25,10 @@ from mvlattice.jobs.record import TileRecord, from_properties, to_properties
 from mvlattice.jobs.tilesql import q, sql_string
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
+
+# Below this many rows a tile is one small file: sorting would cost a job and gain nothing.
+SORT_MIN_ROWS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,25 +85,46 @@ def column_types(spark: SparkSession, location: str, version: int | None = None)
 
 
 def write_table(
-    spark: SparkSession, location: str, select_sql: str, record_for: Callable[[int], TileRecord]
+    spark: SparkSession,
+    location: str,
+    select_sql: str,
+    record_for: Callable[[int], TileRecord],
+    sort_by: Sequence[str] = (),
+    sort_min_rows: int | None = None,
 ) -> TileRecord:
-    """Compute `select_sql` once (cached), count it, and commit it with its record."""
+    """Compute `select_sql` once (cached), count it, and commit it with its record; sorted
+    by `sort_by` (see `clustering_order`) when it has at least `sort_min_rows` rows (default
+    SORT_MIN_ROWS)."""
     frame = spark.sql(select_sql).cache()
     view = "mvlattice_build_" + uuid.uuid4().hex[:12]
     try:
-        record = record_for(frame.count())
+        rows = frame.count()
+        record = record_for(rows)
+        least = SORT_MIN_ROWS if sort_min_rows is None else sort_min_rows
+        order = clustering_order(frame, sort_by) if sort_by and rows >= least else ()
         frame.createOrReplaceTempView(view)
         props = ", ".join(
             f"{sql_string(k)} = {sql_string(v)}" for k, v in to_properties(record).items()
         )
+        order_sql = f" ORDER BY {', '.join(q(c) for c in order)}" if order else ""
         spark.sql(
             f"CREATE OR REPLACE TABLE delta.{q(location)} USING delta "
-            f"TBLPROPERTIES ({props}) AS SELECT * FROM {q(view)}"
+            f"TBLPROPERTIES ({props}) AS SELECT * FROM {q(view)}{order_sql}"
         )
     finally:
         spark.catalog.dropTempView(view)
         frame.unpersist()
     return record
+
+
+def clustering_order(frame: DataFrame, columns: Sequence[str]) -> tuple[str, ...]:
+    """`columns` by their (approximate) number of distinct values in `frame`, fewest first."""
+    from pyspark.sql import functions as F
+
+    counts = frame.agg(*(F.approx_count_distinct(c).alias(f"_{i}") for i, c in enumerate(columns)))
+    row = counts.first()
+    assert row is not None
+    return tuple(c for _, c in sorted(zip(row, columns, strict=True), key=lambda p: p[0]))
 
 
 def register(spark: SparkSession, name: str, location: str) -> None:

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from mvlattice.jobs import tables
 from mvlattice.jobs.api import collect_garbage
 from mvlattice.jobs.auto import AutoTiles
 from mvlattice.jobs.catalog import CatalogAvailability, register_tiles
 from mvlattice.jobs.deltalog import latest_version
+from mvlattice.jobs.targets import tile_location_of
 from mvlattice.jobs.tilesql import star_tile_sql
 from mvlattice.workspace import Workspace
 from tests.integration.test_jobs_support import (
@@ -148,3 +150,22 @@ def test_availability_hits_auto_tiles_and_gc(built, spark) -> None:  # noqa: ANN
     assert not Path(target.location).exists()
     assert target.name not in {e.name for e in ws.tiles()}
     assert available.state(target.name).code == "MISSING"
+
+
+def test_a_large_tile_is_written_sorted_fewest_values_first(
+    spark, warehouse: Path, monkeypatch
+) -> None:  # noqa: ANN001, E501
+    monkeypatch.setattr(tables, "SORT_MIN_ROWS", 0)  # "large" from the first row
+    dims = ("brand", "category", "the_year", "the_month")
+    model = make_shop(spark, warehouse, "jobs_sorted", f"- dimensions: [{', '.join(dims)}]\n")
+    ws = Workspace(model, warehouse=str(warehouse))
+    assert all(r.status == "built" for r in ws.materialize().results)
+    tile = spark.read.format("delta").load(
+        tile_location_of(str(warehouse), tile_name(ws, dims).split(".", 1)[-1])
+    )
+    distinct = {c: tile.select(c).distinct().count() for c in dims}
+    order = sorted(dims, key=distinct.__getitem__)  # ties keep the tile's dimension order
+    assert order == ["category", "the_year", "brand", "the_month"]
+    for file in tile.inputFiles():
+        rows = [tuple(r) for r in spark.read.parquet(file).select(*order).collect()]
+        assert len(rows) > 1 and rows == sorted(rows)
