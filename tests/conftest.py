@@ -32,8 +32,11 @@ def spark(warehouse: Path) -> Iterator[object]:
     from mvlattice.spark import build_session, spark_conf
 
     master = "local[2]"
-    conf = spark_conf(master, str(warehouse), ({"spark.sql.shuffle.partitions": "2",
-                                               "spark.default.parallelism": "2"},))
+    conf = spark_conf(
+        master,
+        str(warehouse),
+        ({"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"},),
+    )
     session = build_session(master, str(warehouse), conf, app_name="mvlattice-tests")
     yield session
     session.stop()
