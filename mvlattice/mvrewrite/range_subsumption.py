@@ -30,7 +30,7 @@ def check(attempt: Attempt) -> Attempt | Rejection:
         wanted = query.effective(rep, kind)
         if kept.contains(wanted):
             continue
-        if split is None and _splittable(kind, kept, wanted):
+        if split is None and _splittable(kind, kept, wanted) and in_from(attempt, rep):
             split = UnionSplit(rep, kind, kept, wanted)
             continue
         return _not_implied(rep, kept, wanted)
@@ -44,6 +44,14 @@ def check(attempt: Attempt) -> Attempt | Rejection:
         compensation=attempt.compensation + tuple(c for c in compensation if c is not None),
         split=split,
     )
+
+
+def in_from(attempt: Attempt, rep: ir.Column) -> ir.Column | None:
+    """A column of `rep`'s class from the query's own FROM: the union's base branch reads
+    only those tables, so a range on a table only the view joins cannot be split there."""
+    assert attempt.query_preds is not None
+    members = attempt.query_preds.classes.members(rep)
+    return next((c for c in members if c.rel in attempt.query.rels), None)
 
 
 def _splittable(kind: str, kept: Range, wanted: Range) -> bool:
