@@ -126,7 +126,7 @@ class Workspace:
         size = PLAN_PROFILE_SIZE if max_size is None else max_size
         chosen = self.model.choose_lattice(lattice).name  # bad names fail before Spark starts
         if workload is None:
-            workload = self._logged_workload(progress).get(chosen)
+            workload = self._logged_workload(progress, only=chosen).get(chosen)
 
         def stats(lat):  # a Lattice -> its StatisticProvider
             return provider_for(
@@ -171,14 +171,16 @@ class Workspace:
                            max_tiles=max_tiles, workload=workload, progress=progress,
                            say=say)  # fmt: skip
 
-    def _logged_workload(self, say: Any) -> dict[str, Any]:
-        """Per lattice, the logged queries that read its fact table (none: plain HRU)."""
+    def _logged_workload(self, say: Any, only: str | None = None) -> dict[str, Any]:
+        """Per lattice (or just lattice `only`), the logged queries that read its fact table
+        (none: plain HRU)."""
         from mvlattice.lattice.workload import workload_from_sql
         from mvlattice.service.querylog import query_log_weighted
 
         logged = query_log_weighted(self.warehouse, spark=self.spark)
         found: dict[str, Any] = {}
-        for lat in self.model.lattices if logged else ():
+        lattices = [lat for lat in self.model.lattices if only in (None, lat.name)]
+        for lat in lattices if logged else ():
             workload = workload_from_sql(logged, lat)
             if workload.queries:
                 found[lat.name] = workload

@@ -90,18 +90,15 @@ def write_table(
     select_sql: str,
     record_for: Callable[[int], TileRecord],
     sort_by: Sequence[str] = (),
-    sort_min_rows: int | None = None,
 ) -> TileRecord:
     """Compute `select_sql` once (cached), count it, and commit it with its record; sorted
-    by `sort_by` (see `clustering_order`) when it has at least `sort_min_rows` rows (default
-    SORT_MIN_ROWS)."""
+    by `sort_by` (see `clustering_order`) when it has at least SORT_MIN_ROWS rows."""
     frame = spark.sql(select_sql).cache()
     view = "mvlattice_build_" + uuid.uuid4().hex[:12]
     try:
         rows = frame.count()
         record = record_for(rows)
-        least = SORT_MIN_ROWS if sort_min_rows is None else sort_min_rows
-        order = clustering_order(frame, sort_by) if sort_by and rows >= least else ()
+        order = clustering_order(frame, sort_by) if sort_by and rows >= SORT_MIN_ROWS else ()
         frame.createOrReplaceTempView(view)
         props = ", ".join(
             f"{sql_string(k)} = {sql_string(v)}" for k, v in to_properties(record).items()

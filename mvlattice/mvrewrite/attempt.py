@@ -53,10 +53,11 @@ class UnionSplit:
     """The view holds only the rows of class `column` within `view_range` (GL01 has no union;
     this is Calcite's extension): the rest comes from the base tables."""
 
-    column: ir.Column
+    column: ir.Column  # the class representative (the key of its ranges)
     kind: str
     view_range: Range
     wanted: Range  # what the query lets through for that class
+    base_column: ir.Column  # a member of the class in the query's own FROM
 
     @property
     def rest(self) -> Range:

@@ -30,8 +30,9 @@ def check(attempt: Attempt) -> Attempt | Rejection:
         wanted = query.effective(rep, kind)
         if kept.contains(wanted):
             continue
-        if split is None and _splittable(kind, kept, wanted) and in_from(attempt, rep):
-            split = UnionSplit(rep, kind, kept, wanted)
+        base_column = _in_from(attempt, rep)
+        if split is None and base_column is not None and _splittable(kind, kept, wanted):
+            split = UnionSplit(rep, kind, kept, wanted, base_column)
             continue
         return _not_implied(rep, kept, wanted)
     compensation = tuple(
@@ -46,7 +47,7 @@ def check(attempt: Attempt) -> Attempt | Rejection:
     )
 
 
-def in_from(attempt: Attempt, rep: ir.Column) -> ir.Column | None:
+def _in_from(attempt: Attempt, rep: ir.Column) -> ir.Column | None:
     """A column of `rep`'s class from the query's own FROM: the union's base branch reads
     only those tables, so a range on a table only the view joins cannot be split there."""
     assert attempt.query_preds is not None

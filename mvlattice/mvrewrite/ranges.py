@@ -121,6 +121,11 @@ class Range:
     def is_empty(self) -> bool:
         return not self.intervals and not self.nulls
 
+    @property
+    def is_one_value(self) -> bool:
+        """Exactly one non-NULL value passes (as the literals compare)."""
+        return len(self.intervals) == 1 and self.intervals[0].is_point and not self.nulls
+
     # -- back to a predicate --------------------------------------------------------------
     def predicate(self, term: ir.Expr) -> ir.Expr | None:
         """A predicate TRUE exactly for the values of this range; None when it is everything."""

@@ -21,16 +21,16 @@ from mvlattice.mvrewrite import ir
 from mvlattice.mvrewrite.attempt import CANNOT_ROLL_UP, Attempt, Rejection
 from mvlattice.mvrewrite.canon import canonical
 from mvlattice.mvrewrite.output_mapping import is_output_ref, missing
-from mvlattice.mvrewrite.predicates import NULLNESS
 from mvlattice.mvrewrite.ranges import Range
 from mvlattice.mvrewrite.to_sql import sql_of
 
 ZERO = ir.Literal("number", "0")
 NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double")
-# Literal kind -> column types where `column = literal` lets exactly one group value through
-# (a string column compared with a number passes '7' and '7.0'; doubles pass 0.0 and -0.0).
+# Literal kind -> column types (parameters dropped) where `column = literal` lets exactly one
+# group value through (a string column compared with a number passes '7' and '7.0'; doubles
+# pass 0.0 and -0.0).
 EXACT_EQUALITY = {
-    "number": ("tinyint", "smallint", "int", "bigint"),
+    "number": ("tinyint", "smallint", "int", "bigint", "decimal"),
     "string": ("string",),
     "date": ("date",),
     "timestamp": ("timestamp",),
@@ -98,24 +98,12 @@ def pinned_columns(attempt: Attempt) -> set[ir.Expr]:
     assert attempt.query_preds is not None
     out: set[ir.Expr] = set()
     for (rep, kind), value in attempt.query_preds.ranges.items():
-        one_value = (
-            len(value.intervals) == 1
-            and value.intervals[0].is_point
-            and not value.nulls
-            and kind != NULLNESS
-            and _exact_equality(kind, _type_of(attempt, rep))
-        )
-        if one_value or value == Range.null_only():
+        column_type = (_type_of(attempt, rep) or "").split("(")[0]
+        if value == Range.null_only() or (
+            value.is_one_value and column_type in EXACT_EQUALITY.get(kind, ())
+        ):
             out.add(rep)
     return out
-
-
-def _exact_equality(kind: str, column_type: str | None) -> bool:
-    if column_type is None:
-        return False
-    if kind == "number" and column_type.startswith("decimal("):
-        return True
-    return column_type in EXACT_EQUALITY.get(kind, ())
 
 
 def _direct(attempt: Attempt) -> dict[ir.Agg, ir.Expr] | None:

@@ -28,7 +28,6 @@ from mvlattice.mvrewrite.available import index
 from mvlattice.mvrewrite.compose import UNION_ALIAS
 from mvlattice.mvrewrite.output_mapping import is_output_ref, missing
 from mvlattice.mvrewrite.predicates import Predicates, range_of
-from mvlattice.mvrewrite.range_subsumption import in_from
 from mvlattice.mvrewrite.ranges import Range
 from mvlattice.mvrewrite.rollup import (
     average,
@@ -59,9 +58,7 @@ def _base_filters(attempt: Attempt, split: UnionSplit) -> tuple[ir.Expr, ...]:
     key = (split.column, split.kind)
     narrowed = query.ranges.get(key, Range.all()).intersect(split.rest)
     kept = tuple(c for c in attempt.query.conjuncts if not _on_split(c, query, key))
-    column = in_from(attempt, split.column)
-    assert column is not None  # range_subsumption splits only on such classes
-    extra = narrowed.predicate(column)
+    extra = narrowed.predicate(split.base_column)
     return kept + ((extra,) if extra is not None else ())
 
 

@@ -162,3 +162,13 @@ def test_effective_range_knows_null_is_excluded_by_any_kind() -> None:
     found = analyze((ir.Compare(">", X, n(3)),))
     assert not found.effective(X, NULLNESS).nulls
     assert not found.effective(X, "date").nulls
+
+
+def test_one_value_ranges() -> None:
+    assert Range.compare("=", n(5)).is_one_value
+    assert Range.points((n(5), n(5))).is_one_value
+    assert Range.compare(">=", n(5)).intersect(Range.compare("<=", n(5))).is_one_value
+    assert not Range.points((n(5), n(6))).is_one_value
+    assert not Range.compare("=", n(5)).union(Range.null_only()).is_one_value
+    assert not Range.null_only().is_one_value
+    assert not Range.compare(">", n(5)).intersect(Range.compare("<=", n(5))).is_one_value
