@@ -14,7 +14,7 @@ from mvlattice.errors import SqlError
 def _parse(sql: str) -> exp.Expression:
     try:
         return sqlglot.parse_one(sql, read="spark")
-    except sqlglot.errors.ParseError as exc:
+    except sqlglot.errors.SqlglotError as exc:
         raise SqlError(f"SQL does not parse: {str(exc).splitlines()[0]}") from None
 
 

@@ -361,7 +361,7 @@ def _check_query_tables(
 ) -> None:
     try:
         tree = sqlglot.parse_one(sql, read="spark")
-    except sqlglot.errors.ParseError as exc:
+    except sqlglot.errors.SqlglotError as exc:
         problems.add(path, f"SQL does not parse: {str(exc).splitlines()[0]}")
         return
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}

@@ -31,7 +31,7 @@ def parse_lattice_sql(sql: str) -> exp.Expression:
     """Calcite writes lattice SQL with "double-quoted" identifiers; Spark users with backticks."""
     try:
         return sqlglot.parse_one(sql)
-    except sqlglot.errors.ParseError:
+    except sqlglot.errors.SqlglotError:
         return sqlglot.parse_one(sql, read="spark")
 
 
@@ -42,7 +42,7 @@ def build_star(
     before = len(problems.items)
     try:
         tree = parse_lattice_sql(sql)
-    except sqlglot.errors.ParseError as exc:
+    except sqlglot.errors.SqlglotError as exc:
         problems.add(path, f"lattice SQL does not parse: {_first_line(exc)}")
         return None
     if not isinstance(tree, exp.Select) or tree.args.get("from_") is None:

@@ -149,3 +149,8 @@ def test_cheapest_ancestor_is_the_smallest_that_answers(lattice) -> None:
     assert cheapest_ancestor(year, [big, small], star_rows=10_000) == big  # not itself
     assert cheapest_ancestor(year, [big], star_rows=400) is None  # the star is cheaper
     assert cheapest_ancestor(fine, [small], star_rows=None) is None
+
+
+def test_sql_that_does_not_tokenize_is_a_sql_error() -> None:
+    with pytest.raises(SqlError, match="does not parse"):
+        query_tables("select `a from t", "x")

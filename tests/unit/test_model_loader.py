@@ -288,3 +288,14 @@ def test_missing_data_is_reported_once_not_again_by_each_lattice(tmp_path: Path)
     )
     (problem,) = problems_of(tmp_path, text)
     assert "table 'shop.time_by_day' not found" in problem
+
+
+def test_sql_that_does_not_even_tokenize_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    # The model fuzzer's find: an unclosed backtick is a sqlglot TokenError, not a ParseError.
+    lattice = LATTICE.replace(LATTICE.split("sql: >\n", 1)[1].split("    algorithm")[0], "")
+    lattice = lattice.replace("sql: >\n", 'sql: "0`0"\n')
+    found = problems_of(tmp_path, SCHEMA + lattice)
+    assert any(p.startswith("lattices[0].sql: lattice SQL does not parse") for p in found), found
+    text = SCHEMA + '\nmaterializations:\n  - table: t1\n    sql: "select `a from shop.sales"\n'
+    found = problems_of(tmp_path, text)
+    assert any(p.startswith("materializations[0].sql: SQL does not parse") for p in found), found
