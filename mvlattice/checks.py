@@ -12,7 +12,7 @@ from mvlattice.lattice.constraints import (
     UniqueKey,
     constraints,
 )
-from mvlattice.spark import quote
+from mvlattice.sqlquote import identifier as quote
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from mvlattice.errors import DataError, SetupError
 from mvlattice.settings import join_location
-from mvlattice.spark import literal
+from mvlattice.sqlquote import path_identifier
+from mvlattice.sqlquote import string as literal
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -178,7 +179,7 @@ def _write(spark: SparkSession, source: Path, table: FoodmartTable, location: st
     )
     # Delta's overwrite is one atomic commit: readers never see a half-loaded table.
     frame.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(location)
-    rows = spark.sql(f"SELECT count(*) FROM delta.`{location}`").first()[0]
+    rows = spark.sql(f"SELECT count(*) FROM delta.{path_identifier(location)}").first()[0]
     if rows != table.rows:
         raise DataError(
             f"FoodMart table {table.name} has {rows:,} rows after loading, expected {table.rows:,}"
@@ -193,14 +194,11 @@ def _has_rows(spark: SparkSession, location: str, expected: int) -> bool:
         return False
     try:
         return (
-            spark.sql(f"SELECT count(*) FROM delta.{_path_ident(location)}").first()[0] == expected
+            spark.sql(f"SELECT count(*) FROM delta.{path_identifier(location)}").first()[0]
+            == expected
         )
     except Exception:  # noqa: BLE001 - unreadable means "load it again"
         return False
-
-
-def _path_ident(location: str) -> str:
-    return "`" + location.replace("`", "``") + "`"
 
 
 __all__ = ["TABLES", "load", "ensure_artifact", "literal"]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mvlattice.settings import join_location
+from mvlattice.sqlquote import path_identifier, string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -158,14 +159,14 @@ def model_file(sf: float, directory: str | os.PathLike[str]) -> Path:
 
 def _rows(spark: SparkSession, path: str) -> int | None:
     try:
-        return int(spark.sql(f"SELECT count(*) FROM delta.`{path}`").first()[0])
+        return int(spark.sql(f"SELECT count(*) FROM delta.{path_identifier(path)}").first()[0])
     except Exception:  # noqa: BLE001 - missing or unreadable: generate again
         return None
 
 
 def _pick(values: tuple[str, ...], hashed: str) -> str:
     """SQL choosing one of `values` by a non-negative integer expression."""
-    arr = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    arr = ", ".join(string(v) for v in values)
     return f"element_at(array({arr}), CAST(pmod({hashed}, {len(values)}) AS INT) + 1)"
 
 

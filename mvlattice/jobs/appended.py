@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from mvlattice.jobs import deltalog
 from mvlattice.jobs.changes import AddedFile
 from mvlattice.settings import join_location
+from mvlattice.sqlquote import identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -69,7 +70,7 @@ def _read(
             if field.name in partitions:
                 value = F.lit(given.get(field.name)).cast(field.dataType)
                 frame = frame.withColumn(field.name, value)
-        frames.append(frame.select(*[F.col(f"`{f.name}`") for f in schema.fields]))
+        frames.append(frame.select(*[F.col(identifier(f.name)) for f in schema.fields]))
     if not frames:
         return spark.createDataFrame([], schema)
     return reduce(lambda a, b: a.unionByName(b), frames)

@@ -21,16 +21,14 @@ from mvlattice.lattice.measures import (
     rollup_sql,
     stored_columns,
 )
+from mvlattice.sqlquote import identifier, string
 
 Relations = Mapping[str, str]  # lattice alias -> SQL table reference (maybe version-pinned)
 
 
-def q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def sql_string(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+# The one quoting of `mvlattice.sqlquote`, under the short names jobs modules import.
+q = identifier
+sql_string = string
 
 
 def tile_columns(spec: TileSpec) -> tuple[StoredColumn, ...]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from mvlattice.errors import NotFoundError
 from mvlattice.lattice.document import suggest
+from mvlattice.sqlquote import identifier, qualified
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,24 +133,26 @@ class Lattice:
     def star_sql(self, labels: tuple[str, ...] | None = None) -> str:
         """SELECT of the given columns (default: all), each AS its label, over the star join."""
         chosen = self.columns if labels is None else tuple(self.column(x) for x in labels)
-        select = ",\n  ".join(f"{c.expression} AS `{c.label}`" for c in chosen) or "1 AS `one`"
+        items = [f"{c.expression} AS {identifier(c.label)}" for c in chosen]
+        select = ",\n  ".join(items) or "1 AS `one`"
         return f"SELECT\n  {select}\n{self.from_sql()}"
 
     def from_sql(self, aliases: tuple[str, ...] | None = None) -> str:
         """FROM … JOIN … of the star, limited to `aliases` and what links them to the root."""
         needed = self._closure(aliases) if aliases is not None else {n.alias for n in self.nodes}
         root = self.root
-        parts = [f"FROM {_q(root.schema)}.{_q(root.table)} AS {_q(root.alias)}"]
+        parts = [f"FROM {qualified(root.schema, root.table)} AS {identifier(root.alias)}"]
         for edge in self.edges:
             if edge.target not in needed:
                 continue
             target = self.node(edge.target)
             cond = " AND ".join(
-                f"{_q(edge.source)}.{_q(s)} = {_q(edge.target)}.{_q(t)}"
+                f"{qualified(edge.source, s)} = {qualified(edge.target, t)}"
                 for s, t in zip(edge.source_columns, edge.target_columns, strict=True)
             )
             parts.append(
-                f"JOIN {_q(target.schema)}.{_q(target.table)} AS {_q(target.alias)} ON {cond}"
+                f"JOIN {qualified(target.schema, target.table)} AS {identifier(target.alias)} "
+                f"ON {cond}"
             )
         return "\n".join(parts)
 
@@ -161,7 +164,3 @@ class Lattice:
                 needed.add(node.alias)
                 node = self.node(node.parent) if node.parent else None
         return needed
-
-
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"

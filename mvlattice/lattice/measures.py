@@ -18,9 +18,11 @@ expression over its stored columns.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mvlattice.lattice.lattice import Measure
+from mvlattice.sqlquote import identifier
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +58,7 @@ def stored_columns(measure: Measure) -> tuple[StoredColumn, ...]:
     return (StoredColumn(name, agg, args, False, rollup),)
 
 
-def measure_value_sql(measure: Measure, quote=lambda n: f"`{n}`") -> str:  # noqa: ANN001
+def measure_value_sql(measure: Measure, quote: Callable[[str], str] = identifier) -> str:
     """The measure's value over its stored columns (AVG needs a division)."""
     cols = stored_columns(measure)
     if measure.agg == "avg" and not measure.distinct:
@@ -83,7 +85,7 @@ def base_aggregate_sql(column: StoredColumn, expressions: dict[str, str]) -> str
     return f"{column.agg}({'DISTINCT ' if column.distinct else ''}{inner})"
 
 
-def rollup_sql(column: StoredColumn, quote=lambda n: f"`{n}`") -> str:  # noqa: ANN001
+def rollup_sql(column: StoredColumn, quote: Callable[[str], str] = identifier) -> str:
     """SQL re-aggregating a stored column of a finer tile."""
     if column.rollup is None:
         raise ValueError(f"{column.name} cannot be rolled up")

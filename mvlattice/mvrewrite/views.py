@@ -23,6 +23,7 @@ from mvlattice.lattice.lattice import Lattice, TileSpec
 from mvlattice.lattice.measures import base_aggregate_sql, column_name, stored_columns
 from mvlattice.lattice.model import Materialization
 from mvlattice.mvrewrite.spjg import Spjg
+from mvlattice.sqlquote import identifier
 
 # (sql, default schema) -> the block of a view definition; raises MvlatticeError if it has none
 Compile = Callable[[str, str | None], Spjg]
@@ -90,7 +91,7 @@ def tile_sql(lattice: Lattice, spec: TileSpec) -> str:
             lattice.column(label)  # NotFoundError names the unknown label
         for stored in stored_columns(measure):  # AVG and SUM of x share sum_x
             select.setdefault(stored.name, base_aggregate_sql(stored, expressions))
-    items = ", ".join(f"{expr} AS `{name}`" for name, expr in select.items())
+    items = ", ".join(f"{expr} AS {identifier(name)}" for name, expr in select.items())
     sql = f"SELECT {items}\n{lattice.from_sql()}"
     if dims:
         sql += "\nGROUP BY " + ", ".join(c.expression for c in dims)

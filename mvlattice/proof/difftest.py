@@ -28,6 +28,7 @@ from mvlattice.proof import compare, querygen
 from mvlattice.proof.querygen import ViewSpec
 from mvlattice.proof.shape import Shape
 from mvlattice.proof.stars import StarDef, read_shape
+from mvlattice.sqlquote import qualified
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -152,7 +153,7 @@ def release(prepared: Prepared) -> None:
 
 
 def _quoted(name: str) -> str:
-    return ".".join(f"`{part}`" for part in name.split("."))
+    return qualified(*name.split("."))
 
 
 def _lattice_element(doc: dict[str, Any], star: StarDef) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from mvlattice.lattice.lattice import Lattice
 from mvlattice.lattice.model import Model
 from mvlattice.proof import synthetic
 from mvlattice.proof.shape import BOOL, DATE, DIM, INT, MEASURE, NUM, STRING, Col, Node, Shape
+from mvlattice.sqlquote import identifier, string
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -155,7 +156,9 @@ def _table_columns(
     table = model.table(schema, name)
     frame = spark.read.format(table.format or "delta").load(table.location).limit(20000)
     types = {f.name.lower(): f.dataType.simpleString() for f in frame.schema.fields}
-    sets = frame.selectExpr(*[f"collect_set(`{c}`) AS `{c}`" for _, c, _ in wanted]).first()
+    sets = frame.selectExpr(
+        *[f"collect_set({identifier(c)}) AS {identifier(c)}" for _, c, _ in wanted]
+    ).first()
     out = {}
     for spec, column, kind in wanted:
         kind_of = _type(types[column.lower()])
@@ -210,4 +213,4 @@ def _literal(value: Any, kind: str) -> str:
         return "TRUE" if value else "FALSE"
     if kind in (INT, NUM):
         return str(value)
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return string(str(value))

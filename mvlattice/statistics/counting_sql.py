@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mvlattice.spark import quote
+from mvlattice.sqlquote import identifier as quote
 
 ROWS = "rows"
 
@@ -84,7 +84,7 @@ def column_hashes(source: str, columns: Sequence[str]) -> str:
         f"xxhash64({quote(c)}, isnull({quote(c)})) AS {quote(hash_alias(i))}"
         for i, c in enumerate(columns)
     ]
-    return "SELECT " + ", ".join(items or ["0 AS `h`"]) + f"\nFROM {source}"
+    return "SELECT " + ", ".join(items or [f"0 AS {quote('h')}"]) + f"\nFROM {source}"
 
 
 def hash_alias(i: int) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import JobError
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.sqlquote import format_safe
 from mvlattice.statistics.counting_sql import ROWS, exact_select, key_expression
 from mvlattice.statistics.provider import ColumnSet, Counts, ordered
 
@@ -69,7 +70,8 @@ class ExactCounter:
             if len(batches) > 1:
                 self.progress(f"exact counts: batch {n}/{len(batches)} ({len(batch)} sets)")
             columns = tuple(c for c in self.lattice.labels if any(c in s for s in batch))
-            keys = {c: key_expression(c, types[c]) for c in columns}
+            # spark.sql(text, star=…) runs str.format on the text: braces in a label stay text.
+            keys = {c: format_safe(key_expression(c, types[c])) for c in columns}
             text = exact_select("{star}", columns, batch, keys)
             result = run_job(lambda t=text: self.spark.sql(t, star=star).collect())
             self.jobs += 1

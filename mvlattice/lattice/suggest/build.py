@@ -16,6 +16,7 @@ from mvlattice.lattice.document import Problems
 from mvlattice.lattice.lattice import Lattice, LatticeColumn, Measure
 from mvlattice.lattice.star import build_star
 from mvlattice.lattice.suggest.shape import Path, Shape
+from mvlattice.sqlquote import identifier, qualified
 
 ColumnsOf = Callable[[str, str], tuple[str, ...] | None]
 PathKey = tuple
@@ -67,20 +68,22 @@ def lattice_sql(
     derived: tuple[Derived, ...] = (),
 ) -> str:
     """`select … from root join … on …`, parents before children (Calcite's FROM order)."""
-    items = [f"{_q(a)}.{_q(c)} AS {_q(label)}" for (a, c), label in (renames or {}).items()]
-    items += [f"{d.expression} AS {_q(d.label)}" for d in derived]
+    items = [
+        f"{qualified(a, c)} AS {identifier(label)}" for (a, c), label in (renames or {}).items()
+    ]
+    items += [f"{d.expression} AS {identifier(d.label)}" for d in derived]
     items = items or ["1"]
     lines = [("SELECT " if i == 0 else "  ") + item + ("," if i < len(items) - 1 else "")
              for i, item in enumerate(items)]  # fmt: skip
     for path in shape.ordered():
         schema, table = shape.table(path)
-        source = f"{_q(schema)}.{_q(table)} AS {_q(aliases[path])}"
+        source = f"{qualified(schema, table)} AS {identifier(aliases[path])}"
         if not path:
             lines.append(f"FROM {source}")
             continue
         step, parent = path[-1], aliases[path[:-1]]
         on = " AND ".join(
-            f"{_q(parent)}.{_q(p)} = {_q(aliases[path])}.{_q(c)}"
+            f"{qualified(parent, p)} = {qualified(aliases[path], c)}"
             for p, c in zip(step.parent_columns, step.columns, strict=True)
         )
         lines.append(f"JOIN {source} ON {on}")
@@ -135,7 +138,3 @@ def changed_labels(old: tuple[LatticeColumn, ...], new: Lattice) -> dict[tuple[s
         if label_of(new, column.alias, column.column) not in (None, column.label):
             out[(column.alias, column.column)] = column.label
     return out
-
-
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"

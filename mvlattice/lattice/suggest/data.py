@@ -20,6 +20,7 @@ from mvlattice.lattice.lattice import Lattice, LatticeColumn, Node
 from mvlattice.lattice.model import Model
 from mvlattice.lattice.suggest.catalog import TableKey
 from mvlattice.lattice.suggest.direction import Uniqueness
+from mvlattice.sqlquote import qualified
 from mvlattice.statistics.provider import StatisticProvider
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ def table_lattice(model: Model, key: TableKey) -> Lattice | None:
         "",
         (Node(alias, table.schema, table.name),),
         (),
-        tuple(LatticeColumn(c, alias, c, f"`{alias}`.`{c}`") for c in columns),
+        tuple(LatticeColumn(c, alias, c, qualified(alias, c)) for c in columns),
     )
 
 
