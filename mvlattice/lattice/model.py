@@ -14,6 +14,7 @@ from typing import Any
 
 from mvlattice.lattice.document import Problems, child, read_document, suggest
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.lattice.names import path_name_problem, sql_name_problem
 from mvlattice.lattice.table_columns import delta_log_columns
 from mvlattice.settings import join_location, resolve_warehouse, under
 
@@ -281,6 +282,7 @@ def _schema(item: Any, path: str, warehouse: str, problems: Problems) -> Schema 
         kind = None
     if name is None:
         return None
+    _check_name(name, child(path, "name"), "schema name", problems, path_name_problem(name, False))
     location = _schema_location(element, kind, name, warehouse, path, problems)
     database = element.get("database", name) if kind == "catalog" else None
     tables = _tables(element.get("tables", []), name, kind, location, database, path, problems)
@@ -349,8 +351,11 @@ def _table(
     if name is None:
         return None
     where = None
+    raw = element.get("path")
+    in_path = kind in ("delta", "parquet", "csv") and not (isinstance(raw, str) and raw)
+    reason = path_name_problem(name) if in_path else sql_name_problem(name)
+    _check_name(name, child(path, "name"), "table name", problems, reason)
     if kind in ("delta", "parquet", "csv"):
-        raw = element.get("path")
         base = location or ""
         where = under(base, raw) if isinstance(raw, str) and raw else join_location(base, name)
     columns = None
@@ -388,6 +393,12 @@ def _table(
         f"{database}.{name}" if kind == "catalog" else None,
     )
     return table
+
+
+def _check_name(name: str, path: str, what: str, problems: Problems, reason: str | None) -> None:
+    """Record `reason` (from `names`) as a problem with the name, when there is one."""
+    if reason is not None:
+        problems.add(path, f"{what} '{name}' {reason}")
 
 
 def _column_names(value: Any, path: str, problems: Problems) -> tuple[str, ...]:

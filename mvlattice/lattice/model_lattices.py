@@ -11,7 +11,9 @@ from sqlglot import exp
 from mvlattice.lattice.document import Problems, child, suggest
 from mvlattice.lattice.durations import check_cron, parse_duration
 from mvlattice.lattice.lattice import Lattice, Measure, RefreshPolicy, TileSpec
+from mvlattice.lattice.names import path_name_problem
 from mvlattice.lattice.star import ColumnsOf, Star, build_star
+from mvlattice.lattice.stored_names import stored_name_clashes
 
 CALCITE_LATTICE_KEYS = (
     "name",
@@ -73,6 +75,8 @@ def parse_materializations(
                 continue
             name = problems.string(element.get("view", element.get("table")), p, "name")
             table = problems.string(element.get("table", name), child(p, "table"), "table")
+            if table is not None and _bad_table(table, element, p, problems):
+                table = None
             sql = _sql_text(element.get("sql"), child(p, "sql"), problems)
             if sql is not None:
                 _check_query_tables(sql, schema, columns, child(p, "sql"), problems)
@@ -90,6 +94,17 @@ def parse_materializations(
                 )
     _check_unique((m.name for m in found), "materialization", problems)
     return tuple(found)
+
+
+def _bad_table(table: str, element: Mapping[str, Any], path: str, problems: Problems) -> bool:
+    """A materialization's table is a name, and its files go under the warehouse by that name
+    (`jobs.naming.materialization_location`): no path tricks, no '.' (see `names`)."""
+    reason = path_name_problem(table, dotted=False)
+    if reason is None:
+        return False
+    key = "table" if "table" in element else "view"
+    problems.add(child(path, key), f"materialization table '{table}' {reason}")
+    return True
 
 
 def _elements(
@@ -124,7 +139,10 @@ def _lattice(
     )
     name = problems.string(element.get("name"), child(path, "name"), "name")
     sql = _sql_text(element.get("sql"), child(path, "sql"), problems)
-    if name is None or sql is None:
+    reason = path_name_problem(name) if name is not None else None
+    if reason is not None:
+        problems.add(child(path, "name"), f"lattice name '{name}' {reason}")
+    if name is None or sql is None or reason is not None:
         return None
     table_schema = schema if schema and _has_tables(schema, columns) else None
     star = build_star(
@@ -142,6 +160,9 @@ def _lattice(
     tiles = _tiles(
         element.get("tiles", []), child(path, "tiles"), name, star, default_measures, problems
     )
+    measures = default_measures + tuple(m for tile in tiles for m in tile.measures)
+    for message in stored_name_clashes((c.label for c in star.columns), measures):
+        problems.add(path, message)
     return Lattice(
         name,
         schema or "default",

@@ -15,6 +15,8 @@ from sqlglot import exp
 
 from mvlattice.lattice.document import Problems, suggest
 from mvlattice.lattice.lattice import Edge, LatticeColumn, Node
+from mvlattice.lattice.names import sql_name_problem
+from mvlattice.sqlquote import qualified
 
 # (schema, table) -> the table's column names, or None when no such table exists.
 ColumnsOf = Callable[[str, str], tuple[str, ...] | None]
@@ -253,8 +255,9 @@ class _Builder:
                 label = renames.get((node.alias, col))
                 if label is None:
                     label = col if counts[col.lower()] == 1 else f"{node.alias}.{col}"
-                out.append(LatticeColumn(label, node.alias, col, f"`{node.alias}`.`{col}`"))
+                out.append(LatticeColumn(label, node.alias, col, qualified(node.alias, col)))
         out.extend(derived)
+        self._check_names(out)
         seen: Counter[str] = Counter(c.label.lower() for c in out)
         for label, n in seen.items():
             if n > 1:
@@ -264,6 +267,16 @@ class _Builder:
                     "give each column a unique label with AS",
                 )
         return tuple(out)
+
+    def _check_names(self, columns: list[LatticeColumn]) -> None:
+        """Every alias, column and label reaches generated SQL (see `names`)."""
+        named = [("table alias", n.alias) for n in self.nodes]
+        named += [("column", c.column) for c in columns if c.column and c.column != c.label]
+        named += [("column", c.label) for c in columns]
+        for what, name in dict.fromkeys(named):
+            reason = sql_name_problem(name)
+            if reason is not None:
+                self.problems.add(self.path, f"{what} '{name}' {reason}")
 
     def _select_items(
         self, select: list[exp.Expression]
