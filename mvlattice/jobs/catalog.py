@@ -19,7 +19,7 @@ from mvlattice.jobs import deltalog, storage
 from mvlattice.jobs.build import definition_of
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.freshness import Assessment, Facts, assess, attempt_running, interrupted
-from mvlattice.jobs.naming import TILE_DATABASE, lattice_prefix
+from mvlattice.jobs.naming import TILE_DATABASE, is_tile_table_name, lattice_prefix
 from mvlattice.jobs.record import Version, iso, spec_from_json
 from mvlattice.jobs.sources import current_versions, stale_since, target_sources
 from mvlattice.jobs.state import StateStore
@@ -55,7 +55,7 @@ def tiles_on_disk(
     return tuple(
         (f"{TILE_DATABASE}.{n}", tile_location_of(warehouse, n))
         for n in names
-        if n.startswith(prefixes)
+        if n.startswith(prefixes) and is_tile_table_name(n)  # a stray folder is no tile
     )
 
 
@@ -269,8 +269,8 @@ class CatalogAvailability:
             if target.name.lower() == wanted:
                 return target
         database, _, name = wanted.rpartition(".")
-        if database != TILE_DATABASE or not name:
-            return None
+        if database != TILE_DATABASE or not is_tile_table_name(name):
+            return None  # not a tile (and never a path: `mvlattice./etc` names no location)
         location = tile_location_of(self.ctx.warehouse, name)
         state = self.ctx.reader.state(location)
         record = state.record if state is not None else None

@@ -4,19 +4,29 @@ A tile of lattice `star` grouped by (the_year, t.quarter) is the Delta table
 `mvlattice.star__the_year__t_quarter__1a2b3c` stored at
 `<warehouse>/_mvlattice/tiles/star__the_year__t_quarter__1a2b3c`. The short hash covers the
 lattice, the dimensions and the measures, so two tiles never share a name.
+
+Every location is built here from names and checked to stay in its folder under the warehouse
+(`inside_warehouse`): the model refuses names that are paths, and this is the second line of
+defence, so that nothing is ever written outside the warehouse whatever a caller passes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 
+from mvlattice.errors import UsageError
 from mvlattice.lattice.lattice import TileSpec
 from mvlattice.lattice.measures import column_name
-from mvlattice.settings import join_location
+from mvlattice.lattice.names import path_name_problem
+from mvlattice.settings import is_uri, join_location
 
 TILE_DATABASE = "mvlattice"
 MAX_READABLE = 80
+TILE_TABLE = re.compile(r"[0-9a-z_]+")  # what tile_table_name makes
+TILES = ("_mvlattice", "tiles")
+MATERIALIZATIONS = ("_mvlattice", "materializations")
 
 
 def tile_table_name(spec: TileSpec) -> str:
@@ -37,11 +47,44 @@ def tile_qualified_name(spec: TileSpec) -> str:
 
 
 def tile_location(warehouse: str, spec: TileSpec) -> str:
-    return join_location(warehouse, "_mvlattice", "tiles", tile_table_name(spec))
+    return inside_warehouse(warehouse, TILES, (tile_table_name(spec),))
 
 
 def materialization_location(warehouse: str, schema: str, table: str) -> str:
-    return join_location(warehouse, "_mvlattice", "materializations", schema, table)
+    return inside_warehouse(warehouse, MATERIALIZATIONS, (schema, table))
+
+
+def is_tile_table_name(name: str) -> bool:
+    """Whether `name` could be a tile's table name (anything else is not a tile)."""
+    return TILE_TABLE.fullmatch(name) is not None
+
+
+def inside_warehouse(warehouse: str, folder: tuple[str, ...], names: tuple[str, ...]) -> str:
+    """warehouse/folder/names…, each name one plain path segment; else UsageError, so that no
+    name can make a job read or write outside `folder` (`../x`, `/abs`, `a/b`, NUL)."""
+    for name in names:
+        reason = path_name_problem(name) if name.strip() else "is empty"
+        if reason is not None:
+            raise UsageError(
+                f"refusing to place data under {join_location(warehouse, *folder)}: "
+                f"the name {name!r} {reason}"
+            )
+    location = join_location(warehouse, *folder, *names)
+    if not _contains(join_location(warehouse, *folder), location):  # belt and braces
+        raise UsageError(f"refusing to place data at {location}: outside {warehouse}")
+    return location
+
+
+def _contains(base: str, location: str) -> bool:
+    """Whether `location` is strictly below `base`, compared lexically (a symlinked warehouse
+    folder is the user's choice, not an escape)."""
+    if is_uri(base):
+        root = base.rstrip("/") + "/"
+        rest = location[len(root) :].split("/") if location.startswith(root) else [".."]
+        return all(part not in ("", ".", "..") for part in rest)
+    root = os.path.normpath(os.path.abspath(base))
+    target = os.path.normpath(os.path.abspath(location))
+    return target.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _identity(spec: TileSpec) -> str:

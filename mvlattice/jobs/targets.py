@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from mvlattice.errors import NotFoundError
 from mvlattice.jobs.naming import (
     TILE_DATABASE,
+    TILES,
+    inside_warehouse,
     materialization_location,
     tile_location,
     tile_table_name,
@@ -19,7 +21,6 @@ from mvlattice.jobs.naming import (
 from mvlattice.lattice.document import suggest
 from mvlattice.lattice.lattice import Lattice, RefreshPolicy, TileSpec
 from mvlattice.lattice.model import Materialization, Model
-from mvlattice.settings import join_location
 
 TILE = "tile"
 MATERIALIZATION = "materialization"
@@ -68,7 +69,7 @@ def materialization_target(m: Materialization, warehouse: str) -> Target:
 
 def tile_location_of(warehouse: str, table: str) -> str:
     """Where the tile table `table` (unqualified) lives; the inverse of naming's location."""
-    return join_location(warehouse, "_mvlattice", "tiles", table)
+    return inside_warehouse(warehouse, TILES, (table,))
 
 
 def declared_targets(
