@@ -24,8 +24,14 @@ def read_document(path: Path) -> Any:
         raise ModelError([Problem(str(path), "", f"cannot read file: {exc}")]) from None
     try:
         if path.suffix.lower() == ".json":
+            _check_json_depth(text)
             return json.loads(text)
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_DepthLimitedLoader)  # noqa: S506 - a SafeLoader
+    except _TooDeep as exc:
+        where = f"line {exc.line}, column {exc.column}"
+        raise ModelError([Problem(str(path), where, _TOO_DEEP)]) from None
+    except RecursionError:  # the checks above should make this unreachable; never a traceback
+        raise ModelError([Problem(str(path), "", _TOO_DEEP)]) from None
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise ModelError([Problem(str(path), where, f"invalid JSON: {exc.msg}")]) from None
@@ -34,6 +40,55 @@ def read_document(path: Path) -> Any:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ModelError([Problem(str(path), where, f"invalid YAML: {reason}")]) from None
+
+
+# Real models nest about 7 levels (schemas > tables > foreignKeys > columns). Python's parsers
+# recurse once per level (json's C scanner, PyYAML's composer) and die of RecursionError near
+# 1,000, so a document is refused far below that, with a location.
+MAX_DEPTH = 64
+_TOO_DEEP = f"model nests deeper than {MAX_DEPTH} levels (lists and mappings inside each other)"
+
+
+class _TooDeep(Exception):  # noqa: N818 - internal signal, becomes a ModelError
+    def __init__(self, line: int, column: int) -> None:
+        super().__init__(f"line {line}, column {column}")
+        self.line, self.column = line, column
+
+
+class _DepthLimitedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing nodes nested deeper than MAX_DEPTH (its composer is
+    recursive; construction is not, so composing is the one place to count)."""
+
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        nesting = self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent)
+        if nesting and self.depth >= MAX_DEPTH:
+            mark = self.peek_event().start_mark
+            raise _TooDeep(mark.line + 1, mark.column + 1)
+        self.depth += nesting
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= nesting
+
+
+def _check_json_depth(text: str) -> None:
+    """Raise _TooDeep at the first bracket nested deeper than MAX_DEPTH, without recursing
+    (brackets inside strings do not count; malformed JSON is left to json's own messages)."""
+    depth, in_string, escaped = 0, False, False
+    for i, c in enumerate(text):
+        if in_string:
+            escaped, in_string = (not escaped and c == "\\"), (escaped or c != '"')
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line_start = text.rfind("\n", 0, i) + 1
+                raise _TooDeep(text.count("\n", 0, i) + 1, i - line_start + 1)
+        elif c in "]}":
+            depth -= 1
 
 
 def suggest(name: str, choices: Iterable[str]) -> str:
