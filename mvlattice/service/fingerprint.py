@@ -3,7 +3,10 @@
 Two queries have the same fingerprint when they differ only in literals (`x = 5` vs `x = 7`, IN
 lists of any length, LIMIT n), in whitespace, keyword case or the case of unquoted identifiers —
 what the suggester and HRU's workload weights count as "the same query". SQL that sqlglot cannot
-parse still gets a fingerprint, from its text with literals blanked out.
+parse — or that makes it fail in any way, e.g. RecursionError on a few hundred nested
+parentheses — still gets a fingerprint, from its text with literals blanked out: nothing here
+raises, so a log record never fails because of its SQL. SQL longer than `MAX_PARSE_CHARS` is
+not parsed at all (nor cached): parsing megabytes on the log writer's thread buys nothing.
 """
 
 from __future__ import annotations
@@ -21,16 +24,25 @@ DIALECT = "spark"
 _STRING = re.compile(r"'(?:[^'\\]|\\.|'')*'")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _SPACE = re.compile(r"\s+")
+MAX_PARSE_CHARS = 64 * 1024
+
+
+def describe(sql: str) -> tuple[str, str]:
+    """(normalized SQL, fingerprint) from one parse; never raises for any text."""
+    if len(sql) > MAX_PARSE_CHARS:  # not cached either: 4096 such keys would be gigabytes
+        return _collapse(sql), _digest(_text_shape(sql))
+    return _describe(sql)
 
 
 @functools.lru_cache(maxsize=4096)  # dashboards repeat their queries: parse each once
-def describe(sql: str) -> tuple[str, str]:
-    """(normalized SQL, fingerprint) from one parse."""
-    tree = _parse(sql)
-    if tree is None:
-        return _collapse(sql), _digest(_NUMBER.sub("?", _STRING.sub("?", _collapse(sql))).lower())
-    normalized = tree.sql(dialect=DIALECT)
-    return normalized, _digest(_shape(tree))
+def _describe(sql: str) -> tuple[str, str]:
+    try:
+        tree = _parse(sql)
+        if tree is not None:
+            return tree.sql(dialect=DIALECT), _digest(_shape(tree))
+    except Exception:  # noqa: BLE001 - RecursionError, sqlglot's own bugs: fall back to the text
+        pass
+    return _collapse(sql), _digest(_text_shape(sql))
 
 
 def normalize_sql(sql: str) -> str:
@@ -46,10 +58,26 @@ def fingerprint(sql: str) -> str:
 
 def shape(sql: str) -> str:
     """The SQL with every literal replaced by `?` and unquoted identifiers lower-cased."""
-    tree = _parse(sql)
-    if tree is None:
-        return _NUMBER.sub("?", _STRING.sub("?", _collapse(sql))).lower()
-    return _shape(tree)
+    try:
+        tree = _parse(sql) if len(sql) <= MAX_PARSE_CHARS else None
+        if tree is not None:
+            return _shape(tree)
+    except Exception:  # noqa: BLE001 - as in `describe`
+        pass
+    return _text_shape(sql)
+
+
+def blank_literals(sql: str) -> str | None:
+    """The SQL re-printed with its string and number literals (and comments) replaced by `?` —
+    for a query log that must not keep values; None when it does not parse as one statement
+    (the caller then stores no text at all rather than guessing at literals)."""
+    try:
+        tree = _parse(sql) if len(sql) <= MAX_PARSE_CHARS else None
+        if tree is None:
+            return None
+        return tree.transform(_blank_value, copy=True).sql(dialect=DIALECT, comments=False)
+    except Exception:  # noqa: BLE001 - as in `describe`: None means "do not store the text"
+        return None
 
 
 def _shape(tree: exp.Expression) -> str:
@@ -75,6 +103,16 @@ def _blank(node: exp.Expression) -> exp.Expression:
     return node
 
 
+_VALUES = (exp.Literal, exp.HexString, exp.ByteString, exp.BitString, exp.RawString)
+
+
+def _blank_value(node: exp.Expression) -> exp.Expression:
+    # DECIMAL(10, 2)'s precision and scale are literals too, but types are not values
+    if isinstance(node, _VALUES) and not isinstance(node.parent, exp.DataTypeParam):
+        return exp.Placeholder()
+    return node
+
+
 def _constant(node: exp.Expression) -> bool:
     return all(isinstance(n, exp.Literal | exp.Neg | exp.Cast | exp.DataType) for n in node.walk())
 
@@ -85,6 +123,10 @@ def _parse(sql: str) -> exp.Expression | None:
     except SqlglotError:
         return None
     return trees[0] if len(trees) == 1 else None
+
+
+def _text_shape(sql: str) -> str:
+    return _NUMBER.sub("?", _STRING.sub("?", _collapse(sql))).lower()
 
 
 def _collapse(sql: str) -> str:

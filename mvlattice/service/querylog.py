@@ -3,7 +3,16 @@
 Location `<warehouse>/_mvlattice/query_log`; one row per request with its time (UTC), the
 normalized SQL, the fingerprint of its shape (literals blanked, see `fingerprint`), the kind of
 request, whether it was rewritten and onto which views, latency, outcome (`ok` or an error
-code), source (`http`, `cli`), model and a message. The service appends in small batches on
+code), source (`http`, `cli`), model, a message and `sql_form`, which says what `sql` holds:
+
+- `full`: the normalized SQL (rows written before the column existed read as `full`);
+- `blanked`: literals replaced by `?` (`serve --query-log-literals blank`; the message, which
+  may quote the SQL, is then not stored);
+- `truncated`: the first `MAX_SQL_BYTES` (64 KiB) of the UTF-8 text — not SQL any more;
+- `omitted`: no text (literals were to be blanked but the SQL did not parse).
+
+Readers of workloads (`query_log_sql`, the suggester's `table_records`) skip `truncated` and
+`omitted` rows rather than mis-parse them. The service appends in small batches on
 a background thread (`querylog_writer.QueryLogWriter`), never on the request path; Delta
 appends from several processes commit without conflict. The suggester and HRU's workload
 weights read it through `read_log`, `query_log_sql` and `query_log_weighted`.
@@ -16,11 +25,11 @@ import logging
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mvlattice.errors import UsageError
 from mvlattice.lattice.durations import parse_duration
-from mvlattice.service.fingerprint import describe
+from mvlattice.service.fingerprint import blank_literals, describe
 from mvlattice.settings import join_location
 
 if TYPE_CHECKING:
@@ -30,9 +39,12 @@ if TYPE_CHECKING:
 SCHEMA = (
     "time TIMESTAMP, sql STRING, fingerprint STRING, kind STRING, rewritten BOOLEAN, "
     "views ARRAY<STRING>, latency_ms DOUBLE, outcome STRING, source STRING, model STRING, "
-    "message STRING"
+    "message STRING, sql_form STRING"
 )
 COLUMNS = tuple(part.split()[0] for part in SCHEMA.split(", "))
+MAX_SQL_BYTES = 64 * 1024  # a log row is a workload sample, not an archive of request bodies
+USABLE_FORMS = ("full", "blanked")  # the `sql_form`s a reader may parse
+Literals = Literal["keep", "blank"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +78,20 @@ class LogRecord:
     source: str
     model: str
     message: str | None
+    sql_form: str = "full"  # full | blanked | truncated | omitted (see the module's docstring)
+
+    def __post_init__(self) -> None:
+        # Checked here, on the writer thread, so that a malformed record is set aside alone
+        # instead of making Spark refuse the whole batch it would have been appended with.
+        aware = isinstance(self.time, dt.datetime) and self.time.tzinfo is not None
+        _check(aware, "time must be a timezone-aware datetime")
+        texts = (self.sql, self.fingerprint, self.kind, self.outcome, self.source, self.model)
+        _check(all(isinstance(t, str) for t in texts), "text fields must be strings")
+        _check(self.message is None or isinstance(self.message, str), "message must be text")
+        _check(isinstance(self.rewritten, bool), "rewritten must be a bool")
+        _check(all(isinstance(v, str) for v in self.views), "views must be strings")
+        _check(isinstance(self.latency_ms, float), "latency_ms must be a float")
+        _check(self.sql_form in ("full", "blanked", "truncated", "omitted"), "bad sql_form")
 
     def row(self) -> tuple[Any, ...]:
         return tuple(list(self.views) if c == "views" else getattr(self, c) for c in COLUMNS)
@@ -76,9 +102,16 @@ class LogRecord:
         return out
 
 
-def to_record(request: Request) -> LogRecord:
-    """Normalize and fingerprint a request (a sqlglot parse: done off the request path)."""
+def to_record(request: Request, literals: Literals = "keep") -> LogRecord:
+    """Normalize and fingerprint a request (a sqlglot parse: done off the request path).
+    Any SQL text works (see `fingerprint`); a request with malformed fields raises."""
     normalized, shape_id = describe(request.sql)
+    message, form = request.message, "full"
+    if literals == "blank":
+        blanked = blank_literals(request.sql)
+        normalized, form = (blanked, "blanked") if blanked is not None else ("", "omitted")
+        message = None  # Spark's and sqlglot's messages quote the offending SQL
+    normalized, cut = cap_sql(normalized)
     return LogRecord(
         dt.datetime.fromtimestamp(request.at, dt.UTC),
         normalized,
@@ -90,8 +123,17 @@ def to_record(request: Request) -> LogRecord:
         request.outcome,
         request.source,
         request.model,
-        request.message,
+        message,
+        "truncated" if cut else form,
     )
+
+
+def cap_sql(sql: str, limit: int = MAX_SQL_BYTES) -> tuple[str, bool]:
+    """The SQL cut to `limit` UTF-8 bytes (never inside a character), and whether it was cut."""
+    data = sql.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return sql, False
+    return data[:limit].decode("utf-8", "ignore"), True
 
 
 def log_location(warehouse: str) -> str:
@@ -104,7 +146,9 @@ def append(spark: SparkSession, warehouse: str, records: Iterable[LogRecord]) ->
     rows = [r.row() for r in records]
     if rows:
         frame = spark.createDataFrame(rows, SCHEMA).coalesce(1)  # one small file per batch
-        frame.write.format("delta").mode("append").save(log_location(warehouse))
+        writer = frame.write.format("delta").mode("append")
+        # mergeSchema: a table written before `sql_form` existed gains the column
+        writer.option("mergeSchema", "true").save(log_location(warehouse))
     return len(rows)
 
 
@@ -199,7 +243,17 @@ def install_suggester_reader() -> None:
 
 
 def _usable(record: LogRecord) -> bool:
-    return record.outcome not in ("bad_sql", "unsupported_sql", "bad_request")
+    """SQL worth parsing as a workload sample: valid, and stored whole."""
+    return (
+        record.outcome not in ("bad_sql", "unsupported_sql", "bad_request")
+        and record.sql_form in USABLE_FORMS
+        and bool(record.sql)
+    )
+
+
+def _check(condition: bool, problem: str) -> None:
+    if not condition:
+        raise TypeError(f"query-log record: {problem}")
 
 
 def _record(row: dict[str, Any]) -> LogRecord:
@@ -207,6 +261,11 @@ def _record(row: dict[str, Any]) -> LogRecord:
     when = when.astimezone(dt.UTC) if when is not None else dt.datetime.fromtimestamp(0, dt.UTC)
     values = {c: row.get(c) for c in COLUMNS}
     values["time"], values["views"] = when, tuple(row.get("views") or ())
+    values["sql"], values["sql_form"] = values["sql"] or "", values["sql_form"] or "full"
+    for name in ("fingerprint", "kind", "outcome", "source", "model"):
+        values[name] = values[name] or ""  # a row another writer left null stays readable
+    values["rewritten"] = bool(values["rewritten"])
+    values["latency_ms"] = float(values["latency_ms"] or 0.0)
     return LogRecord(**values)
 
 

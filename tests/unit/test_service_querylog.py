@@ -1,18 +1,35 @@
 """The query log without Spark: fingerprints of query shapes, normalized SQL, `--since`, the
-records, and the writer's batching (its Delta append replaced by a list)."""
+records, and the writer's batching and failure handling (its Delta append replaced by a list;
+tests/integration/test_service_querylog_delta.py does the same against real Delta)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
+from collections.abc import Callable
 
 import pytest
 
 from mvlattice.errors import UsageError
 from mvlattice.service import querylog
-from mvlattice.service.fingerprint import fingerprint, normalize_sql, shape
-from mvlattice.service.querylog import Request, parse_since, to_record
-from mvlattice.service.querylog_writer import QueryLogWriter
+from mvlattice.service.fingerprint import (
+    blank_literals,
+    describe,
+    fingerprint,
+    normalize_sql,
+    shape,
+)
+from mvlattice.service.querylog import MAX_SQL_BYTES, Request, cap_sql, parse_since, to_record
+from mvlattice.service.querylog_retention import parse_retention
+from mvlattice.service.querylog_writer import (
+    LogOptions,
+    QueryLogWriter,
+    append_isolating,
+    isolation_budget,
+)
+
+NO_PRUNING = LogOptions(prune_every=None)  # the fake append below has no table to prune
 
 
 @pytest.mark.parametrize(
@@ -99,7 +116,7 @@ def test_a_record_is_a_row_of_the_table() -> None:
     assert record.fingerprint == fingerprint("select a from t where x = 99")
     assert record.row() == (
         record.time, record.sql, record.fingerprint, "rewrite", True, ["mvlattice.t1"], 1.5,
-        "ok", "http", "shop", None,
+        "ok", "http", "shop", None, "full",
     )  # fmt: skip
     assert record.to_json()["time"] == "2026-04-24T03:06:42+00:00"
     assert [c.split()[0] for c in querylog.SCHEMA.split(", ")] == list(querylog.COLUMNS)
@@ -111,10 +128,14 @@ class Appends:
     def __init__(self) -> None:
         self.batches: list[list] = []
         self.fail = 0
+        self.calls = 0
         self.done = threading.Event()
 
     def __call__(self, spark, warehouse, records) -> int:  # noqa: ANN001
         records = list(records)
+        self.calls += 1
+        if any("poison" in r.sql for r in records):
+            raise RuntimeError("a value the table refuses")
         if self.fail:
             self.fail -= 1
             raise RuntimeError("disk full")
@@ -131,7 +152,7 @@ def appends(monkeypatch: pytest.MonkeyPatch) -> Appends:
 
 
 def test_the_writer_appends_a_full_batch_at_once(appends: Appends) -> None:
-    writer = QueryLogWriter(None, "/wh", batch=3, interval=60).start()  # type: ignore[arg-type]
+    writer = QueryLogWriter(None, "/wh", options=NO_PRUNING, batch=3, interval=60).start()  # type: ignore[arg-type]
     for n in range(3):
         writer.record(request(n))
     assert appends.done.wait(10)
@@ -141,7 +162,7 @@ def test_the_writer_appends_a_full_batch_at_once(appends: Appends) -> None:
 
 
 def test_the_writer_appends_what_waited_an_interval(appends: Appends) -> None:
-    writer = QueryLogWriter(None, "/wh", batch=100, interval=0.05).start()  # type: ignore[arg-type]
+    writer = QueryLogWriter(None, "/wh", options=NO_PRUNING, batch=100, interval=0.05).start()  # type: ignore[arg-type]
     writer.record(request(1))
     assert appends.done.wait(10)
     writer.close()
@@ -149,26 +170,145 @@ def test_the_writer_appends_what_waited_an_interval(appends: Appends) -> None:
 
 
 def test_close_writes_what_is_left(appends: Appends) -> None:
-    writer = QueryLogWriter(None, "/wh", batch=100, interval=60).start()  # type: ignore[arg-type]
+    writer = QueryLogWriter(None, "/wh", options=NO_PRUNING, batch=100, interval=60).start()  # type: ignore[arg-type]
     for n in range(5):
         writer.record(request(n))
     writer.close()
     assert sum(len(b) for b in appends.batches) == 5
 
 
+def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+def writer(**kwargs) -> QueryLogWriter:  # noqa: ANN003
+    values = {"options": NO_PRUNING, "interval": 0.01} | kwargs
+    return QueryLogWriter(None, "/wh", **values)  # type: ignore[arg-type]
+
+
 def test_a_failed_append_is_retried_in_order(appends: Appends) -> None:
-    appends.fail = 1
-    writer = QueryLogWriter(None, "/wh", batch=2, interval=0.01).start()  # type: ignore[arg-type]
-    writer.record(request(1))
-    writer.record(request(2))
+    appends.fail = 4  # the batch, its two halves (so: not a record's fault), one retry
+    log = writer(batch=2).start()
+    log.record(request(1))
+    log.record(request(2))
     assert appends.done.wait(10)
-    writer.close()
-    assert writer.failures == 1
+    log.close()
+    assert (log.failures, log.rejected, log.written) == (4, 0, 2)
     assert [r.sql[-1] for b in appends.batches for r in b] == ["1", "2"]
 
 
+def test_a_table_that_keeps_failing_is_not_retried_forever(appends: Appends) -> None:
+    appends.fail = 10**9
+    log = writer(batch=4, attempts=3).start()
+    for n in range(4):
+        log.record(request(n))
+    assert wait_for(lambda: log.rejected == 4)  # set aside, not retried forever
+    log.close()
+    assert (log.written, log.rejected, log.pending) == (0, 4, 0)
+    assert appends.calls == 7 + 2  # isolation's seven appends, then two plain retries
+    assert "kept failing" in log.set_aside[-1].reason
+    appends.fail = 0
+    again = writer(batch=1).start()
+    again.record(request(9))
+    again.close()
+    assert again.written == 1
+
+
+def test_a_poisoned_record_is_set_aside_and_the_rest_written(appends: Appends) -> None:
+    log = writer(batch=8).start()
+    for n in range(8):
+        log.record(request(n, sql="select 'poison'") if n == 5 else request(n))
+    assert appends.done.wait(10)
+    log.close()
+    written = sorted(r.sql[-1] for b in appends.batches for r in b)
+    assert written == ["0", "1", "2", "3", "4", "6", "7"]
+    assert (log.written, log.rejected) == (7, 1)
+    assert log.set_aside[0].sql == "SELECT 'poison'"
+    assert "refuses" in log.set_aside[0].reason
+
+
+def test_a_malformed_request_is_set_aside_alone(appends: Appends) -> None:
+    log = writer(batch=10, interval=60).start()  # one batch, at close
+    log.record(request(1))
+    log.record(request(2, rewritten="yes"))  # Spark's BOOLEAN refuses it
+    log.record(request(3, latency_ms="fast"))
+    log.record(request(4))
+    log.close()
+    assert [r.sql[-1] for b in appends.batches for r in b] == ["1", "4"]
+    assert (log.written, log.rejected, appends.calls) == (2, 2, 1)
+    assert [a.reason.split(":")[0] for a in log.set_aside] == ["TypeError", "ValueError"]
+
+
+def test_isolation_finds_scattered_poison_within_its_budget() -> None:
+    sent: list[str] = []
+
+    def append(records) -> int:  # noqa: ANN001
+        if any("poison" in r.sql for r in records):
+            raise RuntimeError("refused")
+        sent.extend(r.sql for r in records)
+        return len(records)
+
+    records = [to_record(request(n, sql=f"select {'poison' if n in (3, 60) else n}"))
+               for n in range(100)]  # fmt: skip
+    result = append_isolating(append, records, budget=isolation_budget(100))
+    assert result.written == 98 and [r.sql for r in result.unwritten] == [
+        "SELECT poison", "SELECT poison"]  # fmt: skip
+    assert len(sent) == 98 and result.failed_appends <= isolation_budget(100)
+
+
+def test_deep_nesting_never_fails_a_record() -> None:
+    for depth in (200, 5000):
+        sql = "select " + "(" * depth + "1" + ")" * depth + " from t"
+        normalized, shape_id = describe(sql)
+        assert len(shape_id) == 16 and normalized.startswith("select ((")
+        assert shape(sql).startswith("select ((") and blank_literals(sql) is None
+        record = to_record(request(1, sql=sql))
+        assert record.fingerprint == shape_id and record.sql_form == "full"
+
+
+def test_long_sql_is_capped_and_marked() -> None:
+    sql = "select a from t where s in (" + ", ".join(f"'é{n}'" for n in range(20_000)) + ")"
+    record = to_record(request(1, sql=sql))
+    assert record.sql_form == "truncated" and not querylog._usable(record)
+    assert len(record.sql.encode()) <= MAX_SQL_BYTES and sql.startswith(record.sql[:100])
+    assert record.fingerprint == fingerprint(sql.replace("'é1'", "'x'"))
+    assert cap_sql("ab€", 4) == ("ab", True) and cap_sql("ab", 4) == ("ab", False)
+    assert querylog._usable(to_record(request(1, sql="select 1")))
+
+
+def test_literals_can_be_blanked() -> None:
+    sql = ("select a, 'x' /* card 4242 */ from t where s = 'secret' and n > -5 "
+           "and d = date '2024-01-01' and v = cast(x as decimal(10, 2))")  # fmt: skip
+    record = to_record(request(1, sql=sql, message="bad 'secret'"), "blank")
+    assert record.sql == (
+        "SELECT a, ? FROM t WHERE s = ? AND n > -? AND d = CAST(? AS DATE) "
+        "AND v = CAST(x AS DECIMAL(10, 2))"
+    )
+    assert (record.sql_form, record.message) == ("blanked", None)
+    assert record.fingerprint == fingerprint(sql) and querylog._usable(record)
+    broken = to_record(request(1, sql="select 'secret' from where"), "blank")
+    assert (broken.sql, broken.sql_form) == ("", "omitted") and not querylog._usable(broken)
+    assert "secret" not in str(broken.row())
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("30d", 30 * 86400.0), ("12h", 43200.0), ("forever", None)]
+)
+def test_retention(text: str, seconds: float | None) -> None:
+    assert parse_retention(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["0", "0d", "-1d", "soon", ""])
+def test_a_bad_retention_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="forever"):
+        parse_retention(text)
+
+
 def test_past_the_bound_the_oldest_are_dropped(appends: Appends) -> None:
-    writer = QueryLogWriter(None, "/wh", batch=10, max_pending=3)  # type: ignore[arg-type]
+    writer = QueryLogWriter(None, "/wh", options=NO_PRUNING, batch=10, max_pending=3)  # type: ignore[arg-type]
     for n in range(5):  # not started: nothing is written yet
         writer.record(request(n))
     assert (writer.pending, writer.dropped) == (3, 2)

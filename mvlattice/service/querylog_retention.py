@@ -1,0 +1,96 @@
+"""Retention of the query log: records older than the retention are deleted, the small files the
+writer's batches leave (one per append) are compacted, and Delta then vacuums the files no
+version younger than its own retention (7 days by default) still reads — which is when deleted
+records (and their literals) are physically gone.
+
+The writer runs `prune` on its own thread, between appends, so one process never compacts while
+it writes; appends of other processes (the CLI's `log_now`) commit alongside, as Delta allows
+blind appends concurrent with a DELETE or an OPTIMIZE.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mvlattice.lattice.durations import parse_duration
+from mvlattice.service.querylog import log_location
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_RETENTION = "30d"
+FOREVER = "forever"
+MAX_FILES = 8  # a snapshot of more data files than this is compacted
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """What one pruning did."""
+
+    deleted: int  # records older than `cutoff`
+    files_before: int  # data files of the snapshot before compaction
+    files_after: int
+    cutoff: dt.datetime | None  # None: every record is kept
+
+    def describe(self) -> str:
+        kept = f"older than {self.cutoff.isoformat()}" if self.cutoff else "(retention: forever)"
+        return (
+            f"deleted {self.deleted} record{'s' if self.deleted != 1 else ''} {kept}; "
+            f"data files {self.files_before} -> {self.files_after}"
+        )
+
+
+def parse_retention(text: str) -> float | None:
+    """Seconds to keep records ('30d', '12h', '2w') or None for 'forever'. Zero is refused
+    rather than read as either 'keep nothing' or 'keep everything'."""
+    if text.strip().lower() == FOREVER:
+        return None
+    try:
+        seconds = parse_duration(text.strip())
+    except ValueError:
+        seconds = 0.0
+    if seconds <= 0:
+        raise ValueError(f"'{text}': give a duration such as '30d' or '12h', or '{FOREVER}'")
+    return seconds
+
+
+def prune(
+    spark: SparkSession,
+    warehouse: str,
+    keep: float | None,
+    *,
+    now: dt.datetime | None = None,
+    max_files: int = MAX_FILES,
+) -> Pruned:
+    """Delete records older than `keep` seconds (None: none), compact past `max_files` data
+    files. Cheap when there is nothing to do: a count that file statistics answer, and the
+    snapshot's file count."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    from mvlattice.jobs.deltalog import latest_version
+
+    location = log_location(warehouse)
+    cutoff = None if keep is None else (now or dt.datetime.now(dt.UTC)) - dt.timedelta(seconds=keep)
+    if latest_version(spark, location) is None:
+        return Pruned(0, 0, 0, cutoff)
+    table = DeltaTable.forPath(spark, location)
+    deleted = 0
+    if cutoff is not None:
+        old = F.col("time") < F.lit(cutoff)
+        deleted = table.toDF().where(old).count()  # min/max stats on `time` skip new files
+        if deleted:
+            table.delete(old)
+    before = _data_files(table)
+    compact = before > max_files
+    if compact:
+        table.optimize().executeCompaction()
+    if deleted or compact:
+        table.vacuum()  # only files unreferenced for Delta's retention (7 days by default)
+    return Pruned(deleted, before, _data_files(table) if compact else before, cutoff)
+
+
+def _data_files(table: object) -> int:
+    return int(table.detail().first()["numFiles"])  # type: ignore[attr-defined]
