@@ -1,35 +1,143 @@
-"""Rendering results for people (tables) and for programs (JSON)."""
+"""Rendering results for people (tables) and for programs (JSON).
+
+`jsonable` turns anything a query can return into values `json.dumps(..., allow_nan=False)`
+accepts — it never fails, so a result never becomes a 500 after it was computed: NaN and ±Inf
+as null (JSON has neither), intervals in Spark's own text form, bytes as hex, structs (Rows) as
+objects, maps with any keys as objects, anything unknown as its `str`. PySpark cannot even
+collect year-month and calendar intervals (`fromInternal is not implemented`):
+`printable_intervals` casts such columns to Spark's text form before the collect.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
 import json
-from collections.abc import Sequence
-from typing import Any
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import DataType
 
 
 def jsonable(value: Any) -> Any:
-    """Spark values as JSON values: decimals as numbers, dates as ISO strings."""
+    """Spark values as JSON values: decimals as numbers, dates as ISO strings, NaN as null."""
+    try:
+        return _jsonable(value)
+    except RecursionError:  # a structure nested past Python's limit (or containing itself)
+        return _other(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, bool | str | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, decimal.Decimal):
-        return (
-            int(value)
-            if value == value.to_integral_value() and value.as_tuple().exponent >= 0
-            else float(value)
-        )
+        return _decimal(value)
+    if isinstance(value, dt.timedelta):
+        return day_time_interval(value)
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
-    if isinstance(value, bytes | bytearray):
-        return value.hex()
-    if isinstance(value, list | tuple):
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, tuple) and hasattr(value, "__fields__"):  # a Row: a struct
+        return _row(value)
+    if isinstance(value, list | tuple | set | frozenset):
         return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    return value
+    if isinstance(value, Mapping):
+        return {_key(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return _other(value)
 
 
 def dumps(document: Any) -> str:
-    return json.dumps(jsonable(document), ensure_ascii=False)
+    return json.dumps(jsonable(document), ensure_ascii=False, allow_nan=False)
+
+
+def day_time_interval(value: dt.timedelta) -> str:
+    """Spark's text for a day-time interval, as `CAST(… AS INTERVAL DAY TO SECOND)` prints it:
+    INTERVAL '-1 02:03:04.5' DAY TO SECOND. (The collected timedelta no longer says which
+    fields the type had; the widest form reads back as the same interval.)"""
+    micros = abs(value) // dt.timedelta(microseconds=1)
+    seconds, fraction = divmod(micros, 1_000_000)
+    minutes, second = divmod(seconds, 60)
+    hours, minute = divmod(minutes, 60)
+    days, hour = divmod(hours, 24)
+    text = f"{'-' if value < dt.timedelta(0) else ''}{days} {hour:02d}:{minute:02d}:{second:02d}"
+    if fraction:
+        text += f".{fraction:06d}".rstrip("0")
+    return f"INTERVAL '{text}' DAY TO SECOND"
+
+
+def printable_intervals(frame: DataFrame) -> DataFrame:
+    """`frame` with every column that holds an interval (at any depth) cast to STRING — Spark's
+    own text, e.g. INTERVAL '1-2' YEAR TO MONTH — so that it can be collected at all."""
+    from pyspark.sql import functions as F
+
+    fields = frame.schema.fields
+    if not any(_has_interval(f.dataType) for f in fields):
+        return frame
+    columns = [
+        F.col(f"`{f.name}`").cast("string").alias(f.name)
+        if _has_interval(f.dataType)
+        else F.col(f"`{f.name}`")
+        for f in fields
+    ]
+    return frame.select(*columns)
+
+
+def _has_interval(kind: DataType) -> bool:
+    from pyspark.sql import types as T
+
+    if isinstance(kind, T.DayTimeIntervalType | T.YearMonthIntervalType | T.CalendarIntervalType):
+        return True
+    if isinstance(kind, T.ArrayType):
+        return _has_interval(kind.elementType)
+    if isinstance(kind, T.MapType):
+        return _has_interval(kind.keyType) or _has_interval(kind.valueType)
+    if isinstance(kind, T.StructType):
+        return any(_has_interval(f.dataType) for f in kind.fields)
+    return False
+
+
+def _decimal(value: decimal.Decimal) -> int | float | None:
+    if not value.is_finite():
+        return None  # Decimal('NaN'), Decimal('Infinity'): not JSON numbers either
+    if value == value.to_integral_value() and value.as_tuple().exponent >= 0:  # type: ignore[operator]
+        return int(value)
+    number = float(value)
+    return number if math.isfinite(number) else None  # 1E+400 overflows a float
+
+
+def _row(value: Any) -> Any:
+    names = list(value.__fields__)
+    if len(set(names)) != len(names):  # duplicate field names: an object would lose values
+        return [jsonable(v) for v in value]
+    return {name: jsonable(v) for name, v in zip(names, value, strict=True)}
+
+
+def _key(key: Any) -> str:
+    """A JSON object key for a map key of any type (Spark map keys can be numbers, dates…)."""
+    value = jsonable(key)
+    return value if isinstance(value, str) else json.dumps(value, allow_nan=False)
+
+
+def _other(value: Any) -> Any:
+    item = getattr(value, "item", None)  # numpy and pandas scalars
+    if callable(item):
+        try:
+            return jsonable(item())
+        except Exception:  # noqa: BLE001 - fall through to the text
+            pass
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - a value whose __str__ fails still renders
+        return f"<{type(value).__name__}>"
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -58,6 +166,8 @@ def _cell(value: Any) -> str:
         return "NULL"
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return day_time_interval(value)
     return str(value)
 
 
