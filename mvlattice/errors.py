@@ -94,3 +94,32 @@ class ConflictError(MvlatticeError):
     """A request conflicts with work in progress (a job on the same tiles is running)."""
 
     exit_code = 1
+
+
+class RefusedSqlError(SqlError):
+    """Client SQL the service's sandbox will not run (a relation, operator or function outside
+    what the model allows); the message names what was refused and why."""
+
+    exit_code = 2
+
+
+class QueryTimeoutError(MvlatticeError):
+    """A query ran past its deadline (or its client went away) and was cancelled."""
+
+    exit_code = 1
+
+
+class OverloadedError(MvlatticeError):
+    """Too many queries are running or waiting; the client should retry later."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ResponseTooLargeError(MvlatticeError):
+    """An answer's first row alone exceeds the response byte limit."""
+
+    exit_code = 1

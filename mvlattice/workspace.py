@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from mvlattice.checks import Violation
     from mvlattice.lattice.constraints import Constraint
     from mvlattice.lattice.planner import LatticePlan
+
+
+# Runs the SQL a query comes to: (sql, row limit) -> (columns, rows).
+Runner = Callable[[str, int | None], tuple[list[str], list[tuple[Any, ...]]]]
 
 
 class Workspace:
@@ -250,10 +254,17 @@ class Workspace:
         return rewrite(sql, context, availability, explain, use_index)
 
     def query(
-        self, sql: str, rewrite: bool = True, limit: int | None = None, use_index: bool = True
+        self,
+        sql: str,
+        rewrite: bool = True,
+        limit: int | None = None,
+        use_index: bool = True,
+        runner: Runner | None = None,
     ) -> Any:
         """Run a query, rewritten first unless `rewrite=False`; a mvrewrite QueryResult
-        (columns, rows, the RewriteResult, elapsed_ms). Views used get their hit counted."""
+        (columns, rows, the RewriteResult, elapsed_ms). Views used get their hit counted.
+        `runner(sql, limit)` runs the SQL that results (the service's sandbox); by default it
+        runs on this workspace's session as the user's own SQL."""
         import time
 
         from mvlattice.mvrewrite.parse import parse_query
@@ -266,7 +277,10 @@ class Workspace:
             if rewrite
             else RewriteResult(False, sql, ())
         )
-        columns, rows = self.collect(self.sql(result.sql), limit)
+        if runner is None:
+            columns, rows = self.collect(self.sql(result.sql), limit)
+        else:
+            columns, rows = runner(result.sql, limit)
         elapsed = (time.perf_counter() - start) * 1000
         if result.rewritten:
             self._count_hits(result.materializations)

@@ -124,6 +124,23 @@ def rewrite(
     same decisions, slower). Explanations give every view its reason, so with `explain=True`
     every view is matched too."""
     tree = parse_query(sql)
+    try:
+        return _rewrite_parsed(sql, tree, context, availability, explain, use_index)
+    except RecursionError:
+        # Deeper than Python's stack: when in doubt, do not rewrite (Spark decides on it).
+        message = "the query nests too deeply to be rewritten"
+        note = Explanation(None, NOT_REWRITABLE, UNSUPPORTED, message)
+        return RewriteResult(False, sql, (), (note,) if explain else ())
+
+
+def _rewrite_parsed(
+    sql: str,
+    tree: exp.Query,
+    context: RewriteContext,
+    availability: Availability | None,
+    explain: bool,
+    use_index: bool,
+) -> RewriteResult:
     names = output_names(tree)
     try:
         qualified = qualify_query(tree, context.schema, context.default_db)

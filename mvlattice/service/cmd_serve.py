@@ -32,6 +32,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-body-bytes", type=_positive, default=1 << 20, help="request body limit (1 MiB)"
     )
     p.add_argument("--max-rows", type=_positive, default=10_000, help="row limit of /v1/query")
+    p.add_argument(
+        "--max-response-bytes",
+        type=_positive,
+        default=16 << 20,
+        help="byte limit of a /v1/query answer (16 MiB); rows beyond it are cut",
+    )
+    p.add_argument(
+        "--query-timeout",
+        type=_seconds,
+        default=60.0,
+        help="seconds a query may run before it is cancelled (60)",
+    )
+    p.add_argument(
+        "--max-queries", type=_positive, default=4, help="queries running at once (4); more wait"
+    )
+    p.add_argument(
+        "--max-waiting",
+        type=_positive,
+        default=64,
+        help="queries waiting for a slot (64); beyond: 503 with Retry-After",
+    )
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name clients may use besides loopback (repeatable)",
+    )
+    p.add_argument("--tls-cert", help="PEM certificate file: serve HTTPS (needed off loopback)")
+    p.add_argument("--tls-key", help="PEM private key file of --tls-cert")
     p.add_argument("--no-scheduler", action="store_true", help="do not run scheduled refreshes")
     spark_options(p)
     p.set_defaults(handler=serve)
@@ -48,16 +78,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def serve(args: argparse.Namespace) -> int:
     from mvlattice.service.http import server
     from mvlattice.service.http.app import Settings
-    from mvlattice.service.http.security import check_binding, read_token
+    from mvlattice.service.http.security import check_binding, check_tls, read_token
 
     token = read_token(args.token_file)
-    check_binding(args.host, token)  # before loading anything: fail fast
+    tls = check_tls(args.tls_cert, args.tls_key)
+    check_binding(args.host, token, tls is not None)  # before loading anything: fail fast
     named = _named(args.models)
     server.check_port(args.host, args.port)
-    workspaces = {name: _workspace(args, path) for name, path in named}
-    settings = Settings(token, args.max_body_bytes, args.max_rows)
+    workspaces = {name: _workspace(args, path, SERVE_CONF) for name, path in named}
+    settings = Settings(
+        token=token,
+        max_body_bytes=args.max_body_bytes,
+        max_rows=args.max_rows,
+        allowed_hosts=tuple(args.allowed_host),
+        bind_host=args.host,
+        query_timeout=args.query_timeout,
+        max_queries=max(1, args.max_queries),
+        max_waiting=args.max_waiting,
+        max_response_bytes=args.max_response_bytes,
+    )
     server.serve(workspaces, host=args.host, port=args.port, settings=settings,
-          schedule=not args.no_scheduler)  # fmt: skip
+                 schedule=not args.no_scheduler, tls=tls)  # fmt: skip
     return 0
 
 
@@ -101,8 +142,16 @@ def log(args: argparse.Namespace) -> int:
     return 0
 
 
-def _workspace(args: argparse.Namespace, path: str) -> Workspace:
-    return Workspace(path, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+def _workspace(
+    args: argparse.Namespace, path: str, defaults: dict[str, str] | None = None
+) -> Workspace:
+    conf = {**(defaults or {}), **dict(args.conf)}
+    return Workspace(path, warehouse=args.warehouse, master=args.master, conf=conf)
+
+
+# The service's Spark: jobs of concurrent queries share the cores (each query thread has its
+# own pool). Client SQL runs in the sandbox's own session, where SQL on file paths is off.
+SERVE_CONF = {"spark.scheduler.mode": "FAIR"}
 
 
 def _named(paths: list[str]) -> list[tuple[str, str]]:
@@ -122,6 +171,16 @@ def _port(text: str) -> int:
     value = _positive(text)
     if not 1 <= value <= 65535:
         raise argparse.ArgumentTypeError("a port is 1 to 65535")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
     return value
 
 

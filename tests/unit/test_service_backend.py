@@ -46,7 +46,9 @@ class StubWorkspace:
                                  note if explain else ())  # fmt: skip
         return RewriteResult(False, sql, ())
 
-    def query(self, sql: str, rewrite: bool = True, limit: int | None = None) -> QueryResult:
+    def query(
+        self, sql: str, rewrite: bool = True, limit: int | None = None, runner: Any = None
+    ) -> QueryResult:
         self.queries.append((sql, rewrite, limit))
         how = self.rewrite(sql) if rewrite else RewriteResult(False, sql, ())
         rows = tuple((i,) for i in range(10))[:limit]

@@ -17,7 +17,8 @@ from mvlattice.service.http.jobs import Scope
 from mvlattice.service.querylog import Request
 
 TOKEN = "s3cret-token-0123456789"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
+AUTH = {"Authorization": f"Bearer {TOKEN}", "X-Mvlattice-Request": "1"}
+LOCAL = "http://localhost"  # the service answers to loopback names only
 
 
 class FakeBackend:
@@ -50,7 +51,9 @@ class FakeBackend:
         }
         return Rewritten("shop", doc, hit, views, 0.002)
 
-    def query(self, sql: str, rewrite: bool, limit: int, model: str | None) -> Answer:
+    def query(
+        self, sql: str, rewrite: bool, limit: int, model: str | None, cancel: Any = None
+    ) -> Answer:
         rows = tuple(self.rows[: limit + 1])
         return Answer("shop", ("n",), rows[:limit], len(rows) > limit, rewrite, (), sql, 0.001)
 
@@ -97,7 +100,7 @@ def service(fake: FakeBackend, logged: list[Request]) -> Service:
 
 @pytest.fixture
 def client(service: Service) -> TestClient:
-    return TestClient(create_app(service), raise_server_exceptions=False)
+    return TestClient(create_app(service), raise_server_exceptions=False, base_url=LOCAL)
 
 
 def error(response) -> tuple[int, str]:  # noqa: ANN001
@@ -108,7 +111,10 @@ def error(response) -> tuple[int, str]:  # noqa: ANN001
 def test_healthz_needs_no_token(client: TestClient) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "models": ["shop"]}
+    doc = response.json()
+    assert (doc["status"], doc["models"]) == ("ok", ["shop"])
+    assert doc["queries"] == {"running": 0, "waiting": 0, "max_running": 4, "max_waiting": 64,
+                              "saturated": False}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -134,7 +140,7 @@ def test_the_right_token_passes_whatever_the_scheme_case(client: TestClient) -> 
 
 
 def test_without_a_token_nothing_is_asked(fake: FakeBackend) -> None:
-    client = TestClient(create_app(Service(fake)))
+    client = TestClient(create_app(Service(fake)), base_url=LOCAL)
     assert client.get("/v1/tiles").status_code == 200
 
 

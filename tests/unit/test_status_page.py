@@ -37,7 +37,8 @@ from tests.unit.plan_support import ASKED, shop_lattice, shop_stats
 from tests.unit.test_service_http import FakeBackend
 
 TOKEN = "status-page-token-0123456789"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
+AUTH = {"Authorization": f"Bearer {TOKEN}", "X-Mvlattice-Request": "1"}
+LOCAL = "http://localhost"  # the service answers to loopback names only
 EVIL = "<script>alert('x')</script>&\""
 
 
@@ -319,7 +320,7 @@ def service(logged: list) -> Service:
 
 @pytest.fixture
 def client(service: Service) -> TestClient:
-    return TestClient(create_app(service), raise_server_exceptions=False)
+    return TestClient(create_app(service), raise_server_exceptions=False, base_url=LOCAL)
 
 
 def test_shells_and_static_files_need_no_token_and_hold_no_data(client: TestClient) -> None:
@@ -349,7 +350,7 @@ def test_fragments_and_new_json_routes_need_the_token(client: TestClient) -> Non
 
 
 def test_without_a_token_the_shell_does_not_ask_for_one() -> None:
-    client = TestClient(create_app(Service(Backend())))
+    client = TestClient(create_app(Service(Backend())), base_url=LOCAL)
     assert 'data-auth="none"' in client.get("/ui/tiles").text
     assert client.get("/ui/part/tiles").status_code == 200
 

@@ -6,6 +6,8 @@ Each rewrite/query request is timed, counted in the metrics and handed to the qu
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,13 +16,14 @@ from typing import Any
 import anyio
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from mvlattice.errors import MvlatticeError
+from mvlattice.errors import MvlatticeError, OverloadedError, ResponseTooLargeError
 from mvlattice.service.http.backend import Backend
 from mvlattice.service.http.errors import body, http_status, one_line, status_of
+from mvlattice.service.http.gate import QueryGate
 from mvlattice.service.http.jobs import Job, JobRunner
 from mvlattice.service.http.middleware import RequestMetrics
 from mvlattice.service.http.recent import HISTORY, RecentQueries
@@ -37,7 +40,13 @@ from mvlattice.service.http.schemas import (
     TileList,
     errors,
 )
-from mvlattice.service.http.security import BearerAuth, BodyLimit, check_query
+from mvlattice.service.http.security import (
+    BearerAuth,
+    BodyLimit,
+    SameOrigin,
+    allowed_hosts,
+    check_query,
+)
 from mvlattice.service.http.ui.routes import add_ui_routes
 from mvlattice.service.metrics import CONTENT_TYPE, Metrics
 from mvlattice.service.output import jsonable
@@ -52,6 +61,12 @@ class Settings:
     max_body_bytes: int = 1 << 20
     max_rows: int = 10_000
     rewrite_threads: int = 4  # rewriting is pure Python: more threads only fight for the GIL
+    allowed_hosts: tuple[str, ...] = ()  # names besides loopback that clients may address
+    bind_host: str | None = None
+    query_timeout: float = 60.0  # seconds; a query is cancelled at its deadline
+    max_queries: int = 4  # queries running at once
+    max_waiting: int = 64  # queries waiting for a slot; beyond it: 503 + Retry-After
+    max_response_bytes: int = 16 << 20  # a query answer's JSON; rows beyond it are cut
 
 
 @dataclass
@@ -66,6 +81,7 @@ class Service:
     # the scheduler's next runs: [{model, kind, name, cron, next_run}] (none without one)
     schedule: Callable[[], list[dict[str, Any]]] = lambda: []
     recent: RecentQueries = field(default_factory=RecentQueries)
+    gate: QueryGate = field(init=False)
     _rewrite_limiter: Any = field(default=None, init=False, repr=False)
 
     async def rewrite_thread(self, work: Callable[[], Any]) -> Any:
@@ -75,6 +91,7 @@ class Service:
         return await anyio.to_thread.run_sync(work, limiter=self._rewrite_limiter)
 
     def __post_init__(self) -> None:
+        self.gate = QueryGate(self.settings.max_queries, self.settings.max_waiting)
         if self.jobs is None:
             self.jobs = JobRunner(on_finish=self.job_finished)
 
@@ -120,8 +137,10 @@ def create_app(service: Service, lifespan: Any = None) -> ASGIApp:
     _catalog_routes(app, service)
     _ops_routes(app, service)
     add_ui_routes(app, service)
-    inner = BodyLimit(app, service.settings.max_body_bytes)
-    outer = BearerAuth(inner, service.settings.token)
+    settings = service.settings
+    inner = BodyLimit(app, settings.max_body_bytes)
+    authed = BearerAuth(inner, settings.token)
+    outer = SameOrigin(authed, allowed_hosts(settings.allowed_hosts, settings.bind_host))
     return RequestMetrics(outer, service.metrics, app.router.routes)
 
 
@@ -131,7 +150,7 @@ def _query_routes(app: FastAPI, service: Service) -> None:
 
     @app.post(
         "/v1/rewrite", response_model=None, responses={200: {"model": RewriteResponse},
-                                                       **errors(400, 401, 404, 413)}
+                                                       **errors(400, 401, 404, 413, 415)}
     )  # fmt: skip
     async def rewrite(req: RewriteRequest) -> JSONResponse:
         """Rewrite a query onto tiles and materializations (no execution)."""
@@ -155,20 +174,25 @@ def _query_routes(app: FastAPI, service: Service) -> None:
 
     @app.post(
         "/v1/query", response_model=None, responses={200: {"model": QueryResponse},
-                                                     **errors(400, 401, 404, 413)}
+                                                     **errors(400, 401, 403, 404, 408, 413,
+                                                              415, 421, 503)}
     )  # fmt: skip
-    async def query(req: QueryRequest) -> JSONResponse:
-        """Run a query (rewritten first unless `rewrite` is false); rows are bounded."""
+    async def query(req: QueryRequest, request: Request) -> Response:
+        """Run a query (rewritten first unless `rewrite` is false) in the sandbox: only the
+        model's relations, bounded in time, rows and bytes."""
         started = time.perf_counter()
-        cap = service.settings.max_rows
-        limit = cap if req.limit is None else min(req.limit, cap)
+        settings = service.settings
+        limit = settings.max_rows if req.limit is None else min(req.limit, settings.max_rows)
+        cancel = threading.Event()
 
-        def work():  # noqa: ANN202
+        def work() -> tuple[Any, bytes]:
             check_query(req.sql)
-            return backend.query(req.sql, req.rewrite, limit, req.model)
+            out = backend.query(req.sql, req.rewrite, limit, req.model, cancel)
+            return out, answer_bytes(out, limit, started, settings.max_response_bytes)
 
         try:
-            out = await run_in_threadpool(work)
+            async with service.gate.slot():
+                out, payload = await _until_disconnect(request, cancel, service.gate.run(work))
         except Exception as exc:
             service.failed("query", req.sql, req.model, started, exc)
             raise
@@ -176,15 +200,54 @@ def _query_routes(app: FastAPI, service: Service) -> None:
             service.metrics.rewrite(_outcome(out.rewritten), out.rewrite_seconds)
         service.log("query", req.sql, out.model, started, rewritten=out.rewritten,
                     views=out.materializations, outcome="ok")  # fmt: skip
-        return JSONResponse(jsonable(_answer(out, limit, started)))
+        return Response(payload, media_type="application/json")
 
 
-def _answer(out: Any, limit: int, started: float) -> dict[str, Any]:
-    return {
+async def _until_disconnect(request: Request, cancel: threading.Event, work: Any) -> Any:
+    """Await `work`; set `cancel` (the query's Spark jobs stop) if the client goes away."""
+    outcome: dict[str, Any] = {}
+
+    async def watch() -> None:
+        while not cancel.is_set():
+            if await request.is_disconnected():
+                cancel.set()
+                return
+            await anyio.sleep(0.25)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        try:
+            outcome["value"] = await work
+        except Exception as exc:  # noqa: BLE001 - re-raised below, outside the task group
+            outcome["error"] = exc
+        finally:
+            group.cancel_scope.cancel()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def answer_bytes(out: Any, limit: int, started: float, max_bytes: int) -> bytes:
+    """The answer's JSON, built on the query's thread: rows beyond `max_bytes` are cut (and
+    `truncated` set); a first row alone over it is ResponseTooLargeError."""
+    rows: list[bytes] = []
+    size = 0
+    truncated = out.truncated
+    for row in out.rows:
+        encoded = json_bytes(list(row))
+        size += len(encoded) + 1
+        if size > max_bytes:
+            if not rows:
+                raise ResponseTooLargeError(
+                    f"the first row alone is larger than the {max_bytes:,}-byte response limit"
+                )
+            truncated = True
+            break
+        rows.append(encoded)
+    head = {
         "columns": list(out.columns),
-        "rows": [list(r) for r in out.rows],
-        "row_count": len(out.rows),
-        "truncated": out.truncated,
+        "row_count": len(rows),
+        "truncated": truncated,
         "limit": limit,
         "rewritten": out.rewritten,
         "materializations": list(out.materializations),
@@ -192,6 +255,11 @@ def _answer(out: Any, limit: int, started: float) -> dict[str, Any]:
         "model": out.model,
         "elapsed_ms": _ms(started),
     }
+    return json_bytes(head)[:-1] + b', "rows": [' + b",".join(rows) + b"]}"
+
+
+def json_bytes(value: Any) -> bytes:
+    return json.dumps(jsonable(value), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
 # -- lattices, tiles, jobs ---------------------------------------------------------------------
@@ -217,14 +285,14 @@ def _catalog_routes(app: FastAPI, service: Service) -> None:
         return JSONResponse(jsonable({"tiles": entries}))
 
     @app.post("/v1/tiles/{name}/refresh", status_code=202, response_model=JobResponse,
-              responses=errors(400, 401, 404, 409))  # fmt: skip
+              responses=errors(400, 401, 404, 409, 415))  # fmt: skip
     async def refresh(name: str, model: str | None = None) -> dict[str, Any]:
         """Refresh one tile or materialization in the background; returns the job."""
         scope = await run_in_threadpool(backend.refresh_scope, name, model)
         return jobs.submit("refresh", scope, lambda: backend.run("refresh", scope)).to_json()
 
     @app.post("/v1/lattices/{name}/materialize", status_code=202, response_model=JobResponse,
-              responses=errors(400, 401, 404, 409))  # fmt: skip
+              responses=errors(400, 401, 404, 409, 415))  # fmt: skip
     async def materialize(name: str, model: str | None = None) -> dict[str, Any]:
         """Build a lattice's declared and planned tiles in the background; returns the job."""
         scope = await run_in_threadpool(backend.materialize_scope, name, model)
@@ -239,11 +307,16 @@ def _catalog_routes(app: FastAPI, service: Service) -> None:
 
 
 def _ops_routes(app: FastAPI, service: Service) -> None:
-    @app.get("/healthz", response_model=Health)
+    @app.get("/healthz", response_model=Health, responses=errors())
     async def healthz() -> dict[str, Any]:
-        """Liveness; needs no token."""
+        """Liveness and load; needs no token. `status` is `saturated` while every query slot
+        and every waiting place is taken (new queries get 503 then)."""
+        gate = service.gate
         status = "ok" if service.backend.ready() else "starting"
-        return {"status": status, "models": list(service.backend.models())}
+        if status == "ok" and gate.saturated:
+            status = "saturated"
+        return {"status": status, "models": list(service.backend.models()),
+                "queries": gate.state()}  # fmt: skip
 
     # Not (yet) in the OpenAPI document, whose list of paths is a tested contract: these two
     # serve the status page first; README lists them.
@@ -268,7 +341,10 @@ def _ops_routes(app: FastAPI, service: Service) -> None:
 def _error_handlers(app: FastAPI) -> None:
     async def mvlattice_error(_request: Request, exc: Exception) -> JSONResponse:
         status, code, message = status_of(exc)
-        return JSONResponse(body(code, message), status_code=status)
+        headers = None
+        if isinstance(exc, OverloadedError):
+            headers = {"Retry-After": str(exc.retry_after)}
+        return JSONResponse(body(code, message), status_code=status, headers=headers)
 
     async def http_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)

@@ -3,6 +3,7 @@ against an in-memory fake and run against Workspaces (`workspaces.WorkspaceBacke
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -41,7 +42,17 @@ class Backend(Protocol):
 
     def rewrite(self, sql: str, explain: bool, model: str | None) -> Rewritten: ...
 
-    def query(self, sql: str, rewrite: bool, limit: int, model: str | None) -> Answer: ...
+    def query(
+        self,
+        sql: str,
+        rewrite: bool,
+        limit: int,
+        model: str | None,
+        cancel: threading.Event | None = None,
+    ) -> Answer:
+        """Run client SQL in the sandbox (SqlError / RefusedSqlError when it may not run,
+        QueryTimeoutError past the deadline or once `cancel` is set)."""
+        ...
 
     def lattices(self, model: str | None) -> list[dict[str, Any]]: ...
 

@@ -1,9 +1,11 @@
 """Errors as HTTP responses — the ONE place statuses are chosen.
 
 Every error leaves as `{"error": {"code": …, "message": …}}`: mvlattice's own errors by class
-(400 bad SQL or input, 404 unknown name, 409 conflicting job, 503 missing set-up), the HTTP
-layer's own (401, 404 route, 405, 413), and anything else as 500 `internal` with a generic
-message — a bug, logged with its traceback on the server, never sent to the client.
+(400 bad or refused SQL, 404 unknown name, 408 query timeout, 409 conflicting job, 413 answer
+too large, 503 missing set-up or too many queries), the HTTP layer's own (401, 403 foreign
+origin, 404 route, 405, 413, 415 not JSON, 421 foreign host), and anything else as 500
+`internal` with a generic message — a bug, logged with its traceback on the server, never sent
+to the client.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from mvlattice.errors import (
     ModelError,
     MvlatticeError,
     NotFoundError,
+    OverloadedError,
+    QueryTimeoutError,
+    RefusedSqlError,
+    ResponseTooLargeError,
     SetupError,
     SqlError,
     UnsupportedSqlError,
@@ -30,6 +36,10 @@ log = logging.getLogger("mvlattice.service")
 STATUSES: tuple[tuple[type[MvlatticeError], int, str], ...] = (
     (NotFoundError, 404, "not_found"),
     (ConflictError, 409, "conflict"),
+    (RefusedSqlError, 400, "refused"),
+    (QueryTimeoutError, 408, "timeout"),
+    (OverloadedError, 503, "overloaded"),
+    (ResponseTooLargeError, 413, "too_large"),
     (UnsupportedSqlError, 400, "unsupported_sql"),
     (SqlError, 400, "bad_sql"),
     (UsageError, 400, "bad_request"),
@@ -43,11 +53,15 @@ STATUSES: tuple[tuple[type[MvlatticeError], int, str], ...] = (
 HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
+    403: "forbidden",
     404: "not_found",
+    408: "timeout",
     405: "method_not_allowed",
     413: "too_large",
     415: "unsupported_media_type",
+    421: "misdirected",
     500: "internal",
+    503: "overloaded",
 }
 
 INTERNAL_MESSAGE = "internal error; the server log has the details"

@@ -70,9 +70,18 @@ class ErrorResponse(BaseModel):
     error: ErrorDetail
 
 
+class QueryLoad(BaseModel):
+    running: int
+    waiting: int
+    max_running: int
+    max_waiting: int
+    saturated: bool
+
+
 class Health(BaseModel):
-    status: str
+    status: str = Field(description="ok | starting | saturated (new queries get 503)")
     models: list[str]
+    queries: QueryLoad
 
 
 class JobResponse(BaseModel):
@@ -132,13 +141,23 @@ class ScheduleList(BaseModel):
     runs: list[ScheduledRun]
 
 
+ERROR_TEXT = {
+    400: "bad, unsupported or refused SQL, or bad input",
+    401: "missing or wrong bearer token",
+    403: "a foreign Origin or a cross-site request",
+    404: "unknown name",
+    408: "the query ran past its deadline (--query-timeout) and was cancelled",
+    409: "conflicting job",
+    413: "request body (or a query's first answer row) too large",
+    415: "a POST without a JSON body or the X-Mvlattice-Request header",
+    421: "a Host this service does not answer to (see --allowed-host)",
+    503: "too many queries running and waiting; retry after Retry-After seconds",
+}
+# Every route can meet the same-origin middleware's refusals.
+ALWAYS = (403, 421)
+
+
 def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` for the error statuses a route can return."""
-    text = {
-        400: "bad SQL or input",
-        401: "missing or wrong bearer token",
-        404: "unknown name",
-        409: "conflicting job",
-        413: "request body too large",
-    }
-    return {s: {"model": ErrorResponse, "description": text[s]} for s in statuses}
+    chosen = sorted(set(statuses) | set(ALWAYS))
+    return {s: {"model": ErrorResponse, "description": ERROR_TEXT[s]} for s in chosen}

@@ -30,9 +30,16 @@ class Runtime:
     """Everything but HTTP: the backend's Spark, one query-log writer per warehouse, one
     scheduler per model with `refresh: {cron: …}` targets, and the HTTP jobs."""
 
-    def __init__(self, workspaces: Mapping[str, Workspace], say: Say, *, log_interval: float = 2.0):
+    def __init__(
+        self,
+        workspaces: Mapping[str, Workspace],
+        say: Say,
+        *,
+        log_interval: float = 2.0,
+        query_timeout: float = 60.0,
+    ):
         self.workspaces = dict(workspaces)
-        self.backend = WorkspaceBackend(self.workspaces)
+        self.backend = WorkspaceBackend(self.workspaces, query_timeout)
         self.metrics = Metrics()
         self.say = say
         self.log_interval = log_interval
@@ -163,15 +170,17 @@ def serve(
     settings: Settings | None = None,
     schedule: bool = True,
     say: Say | None = None,
+    tls: tuple[str, str] | None = None,
 ) -> None:
-    """Run until stopped. Raises UsageError for a bad binding before anything starts."""
+    """Run until stopped. Raises UsageError for a bad binding before anything starts.
+    `tls`: (certificate file, key file) to serve HTTPS."""
     import uvicorn
 
     settings = settings or Settings()
     say = say or (lambda line: print(f"mvlattice: {line}", file=sys.stderr, flush=True))
-    check_binding(host, settings.token)
+    check_binding(host, settings.token, tls is not None)
     check_port(host, port)
-    runtime = Runtime(workspaces, say)
+    runtime = Runtime(workspaces, say, query_timeout=settings.query_timeout)
     runtime.service = service = Service(
         runtime.backend, settings, runtime.metrics, record=runtime.record,
         schedule=runtime.schedule,
@@ -195,6 +204,8 @@ def serve(
         access_log=False,
         timeout_graceful_shutdown=30,
         log_level="info",
+        ssl_certfile=tls[0] if tls else None,
+        ssl_keyfile=tls[1] if tls else None,
     )
     server = uvicorn.Server(config)
     try:

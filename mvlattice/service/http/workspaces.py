@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from mvlattice.errors import ConflictError, MvlatticeError, NotFoundError, UsageError
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.sandbox.sandbox import Sandbox
 from mvlattice.service.http.backend import Answer, Rewritten
 from mvlattice.service.http.jobs import Scope
 from mvlattice.service.http.render import (
@@ -28,10 +29,12 @@ T = TypeVar("T")
 
 
 class WorkspaceBackend:
-    def __init__(self, workspaces: Mapping[str, Workspace]) -> None:
+    def __init__(self, workspaces: Mapping[str, Workspace], query_timeout: float = 60.0) -> None:
         if not workspaces:
             raise UsageError("no model to serve")
         self.workspaces = dict(workspaces)
+        self.query_timeout = query_timeout
+        self._sandboxes: dict[str, Sandbox] = {}
         self._ready = False
         self._plans: dict[tuple[str, str], dict[str, Any]] = {}
         self._plan_lock = threading.Lock()
@@ -39,8 +42,8 @@ class WorkspaceBackend:
 
     def start(self) -> None:
         """Start Spark and register every model's tables and tiles, before serving."""
-        for ws in self.workspaces.values():
-            ws.spark  # noqa: B018 - the property starts the session and registers tables
+        for name, ws in self.workspaces.items():
+            self._sandboxes[name] = Sandbox(ws.spark, ws.model, self.query_timeout)
         self._ready = True
 
     def models(self) -> tuple[str, ...]:
@@ -61,13 +64,29 @@ class WorkspaceBackend:
 
         return self._first(model, one, lambda r: r.rewritten)
 
-    def query(self, sql: str, rewrite: bool, limit: int, model: str | None) -> Answer:
+    def query(
+        self,
+        sql: str,
+        rewrite: bool,
+        limit: int,
+        model: str | None,
+        cancel: threading.Event | None = None,
+    ) -> Answer:
         name = model
         if name is None and len(self.workspaces) > 1:
             # the model that rewrites; without rewriting any will do (one shared SparkSession)
             name = self.rewrite(sql, False, None).model if rewrite else next(iter(self.workspaces))
         name, ws = self._pick(name)[0]
-        return answer_of(name, ws.query(sql, rewrite=rewrite, limit=limit + 1), limit)
+
+        def run(text: str, rows: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
+            return self._sandbox(name, ws).run(text, rows, cancel)
+
+        return answer_of(name, ws.query(sql, rewrite=rewrite, limit=limit + 1, runner=run), limit)
+
+    def _sandbox(self, name: str, ws: Workspace) -> Sandbox:
+        if name not in self._sandboxes:  # a backend used before start()
+            self._sandboxes[name] = Sandbox(ws.spark, ws.model, self.query_timeout)
+        return self._sandboxes[name]
 
     # -- lattices and tiles --------------------------------------------------------------------
     def lattices(self, model: str | None) -> list[dict[str, Any]]:

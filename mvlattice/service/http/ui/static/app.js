@@ -40,6 +40,8 @@ async function call(method, path, body) {
   const headers = { Accept: "application/json, text/html" };
   if (token()) headers.Authorization = "Bearer " + token();
   if (body !== undefined) headers["Content-Type"] = "application/json";
+  // The service refuses POSTs that a cross-site form could send: say this is no form.
+  if (method !== "GET") headers["X-Mvlattice-Request"] = "1";
   const response = await fetch(path, {
     method,
     headers,

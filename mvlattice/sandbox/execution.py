@@ -1,0 +1,64 @@
+"""Running a checked query bounded in time: its own Spark job group, cancelled at the deadline
+or as soon as its client goes away (tasks are interrupted, so the cores come back)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any
+
+from mvlattice.errors import JobError, QueryTimeoutError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+_ids = itertools.count(1)
+
+
+def collect_bounded(
+    frame: DataFrame,
+    limit: int | None,
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Columns and at most `limit` rows; QueryTimeoutError when cancelled."""
+    sc = frame.sparkSession.sparkContext
+    group = f"mvlattice-query-{next(_ids)}"
+    done = cancel if cancel is not None else threading.Event()
+    why: list[str] = []
+
+    def watch() -> None:
+        if not done.wait(timeout):
+            why.append(f"query cancelled after {timeout:g} s (the service's --query-timeout)")
+        elif not finished.is_set():
+            why.append("query cancelled: the client went away")
+        else:
+            return
+        sc.cancelJobGroup(group)
+
+    finished = threading.Event()
+    watcher = threading.Thread(target=watch, name=f"{group}-deadline", daemon=True)
+    sc.setJobGroup(group, "mvlattice client query", interruptOnCancel=True)
+    # Under FAIR scheduling, pools share the cores; one per thread keeps a long query from
+    # holding every core while a short one waits behind it.
+    sc.setLocalProperty("spark.scheduler.pool", f"query-{threading.get_ident() % 64}")
+    watcher.start()
+    try:
+        rows = (frame.limit(limit) if limit is not None else frame).collect()
+    except Exception as exc:  # noqa: BLE001 - executor failures arrive as many types
+        if why:
+            raise QueryTimeoutError(why[0]) from None
+        raise JobError(f"query failed: {_first_line(exc)}") from None
+    finally:
+        finished.set()
+        done.set()
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+        sc.setLocalProperty("spark.job.interruptOnCancel", None)
+        sc.setLocalProperty("spark.scheduler.pool", None)
+    return list(frame.columns), [tuple(r) for r in rows]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,117 @@
+"""Spark's side of the sandbox: parse and analyze a query without running anything, read the
+analyzed plan as a tree, and make a DataFrame of exactly the plan that was checked.
+
+`SparkSession.sql` runs commands (SET, ADD JAR, CACHE …) the moment it is called, so it is never
+given client text: the parser's plan is refused when it is a command, and the analyzer runs with
+commands skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mvlattice.errors import RefusedSqlError, SqlError
+from mvlattice.sandbox.plan_tree import PlanNode, build_forest
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+COMMAND = "org.apache.spark.sql.catalyst.plans.logical.Command"
+# Statements that are not `Command`s before analysis (they become commands later).
+_STATEMENT_WORDS = ("Insert", "Create", "Drop", "Alter", "Replace", "Delete", "Update", "Merge",
+                    "Cache", "Uncache", "Refresh", "Set", "Reset", "Use", "Show", "Describe",
+                    "Explain", "Analyze", "Truncate", "Comment", "Repair", "Add", "List",
+                    "Load", "Call")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Analyzed:
+    plan: Any  # the JVM's analyzed LogicalPlan
+    roots: tuple[PlanNode, ...]
+
+
+def analyze(session: SparkSession, sql: str) -> Analyzed:
+    """The analyzed plan of one query; SqlError when it does not parse or resolve,
+    RefusedSqlError when it is a statement rather than a query."""
+    state = session._jsparkSession.sessionState()  # noqa: SLF001 - no public parser API
+    jvm = session._jvm  # noqa: SLF001
+    parsed = _call(lambda: state.sqlParser().parsePlan(sql), "SQL does not parse")
+    _refuse_statement(jvm, parsed)
+    skip = jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
+    plan = _call(lambda: state.executePlan(parsed, skip).analyzed(),
+                 "SQL is not valid for this model")  # fmt: skip
+    try:
+        nodes = json.loads(plan.toJSON())
+        roots = tuple(build_forest(nodes))
+    except (ValueError, RecursionError):
+        raise RefusedSqlError("refused: the query's plan could not be inspected") from None
+    return Analyzed(plan, roots)
+
+
+def _refuse_statement(jvm: Any, parsed: Any) -> None:
+    name = parsed.getClass().getSimpleName()
+    command = jvm.java.lang.Class.forName(COMMAND).isInstance(parsed)
+    if command or name.endswith(("Statement", "Command")) or name.startswith(_STATEMENT_WORDS):
+        raise RefusedSqlError(
+            f"refused: only queries (SELECT or WITH) are accepted, not {_statement_name(name)}"
+        )
+
+
+def _statement_name(name: str) -> str:
+    for suffix in ("Command", "Statement"):
+        name = name.removesuffix(suffix)
+    return name or "a command"
+
+
+def _call(action: Any, what: str) -> Any:
+    from py4j.protocol import Py4JError, Py4JJavaError
+    from pyspark.errors.exceptions.base import PySparkException
+
+    try:
+        return action()
+    except Py4JJavaError as exc:
+        raise SqlError(f"{what}: {_first_line(_java_message(exc))}") from None
+    except PySparkException as exc:  # Spark's errors, converted by PySpark
+        raise SqlError(f"{what}: {_first_line(str(exc))}") from None
+    except (Py4JError, RecursionError):
+        raise SqlError(f"{what}: the query is too deeply nested") from None
+
+
+def _java_message(exc: Any) -> str:
+    try:
+        return str(exc.java_exception.getMessage() or "")
+    except Exception:  # noqa: BLE001 - the gateway may be gone
+        return ""
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if lines else "rejected by Spark"
+
+
+def dataframe(session: SparkSession, analyzed: Analyzed) -> DataFrame:
+    """A DataFrame of the checked plan itself (never the text parsed again)."""
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    jvm = session._jvm  # noqa: SLF001
+    dataset = jvm.org.apache.spark.sql.classic.Dataset.ofRows(
+        session._jsparkSession,  # noqa: SLF001
+        analyzed.plan,
+    )
+    return DataFrame(dataset, session)
+
+
+def builtin_functions(session: SparkSession) -> dict[str, str]:
+    """Spark's built-in functions (never temporary or persistent ones): name -> class."""
+    jvm = session._jvm  # noqa: SLF001
+    registry = jvm.org.apache.spark.sql.catalyst.analysis.FunctionRegistry.builtin()
+    found: dict[str, str] = {}
+    names = registry.listFunction().iterator()
+    while names.hasNext():
+        ident = names.next()
+        info = registry.lookupFunction(ident)
+        if info.isDefined():
+            found[str(ident.funcName())] = str(info.get().getClassName())
+    return found
