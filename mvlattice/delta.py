@@ -1,4 +1,5 @@
-"""Delta table facts mvlattice keys things on: current versions of source tables."""
+"""Delta table facts mvlattice keys things on: current versions and table ids of source tables,
+as Spark answers them (the jobs read path-based tables' logs directly: `jobs.deltalog`)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,18 @@ def table_version(spark: SparkSession, location: str) -> int | None:
     return int(history["version"]) if history is not None else None
 
 
+def table_id(spark: SparkSession, relation: str) -> str | None:
+    """The current table id (`metaData.id`) of the Delta table `relation` names (SQL: a
+    quoted catalog name or delta.`<location>`); None when it is not a readable Delta table."""
+    try:
+        row = spark.sql(f"DESCRIBE DETAIL {relation}").first()
+    except Exception:  # noqa: BLE001 - unreadable means "no identity to key on"
+        return None
+    if row is None or str(row["format"]).lower() != "delta" or not row["id"]:
+        return None
+    return str(row["id"])
+
+
 def source_versions(spark: SparkSession, tables: tuple[Table, ...]) -> dict[str, int | None]:
     """`schema.table` -> current Delta version (None for non-Delta or catalog tables)."""
     out: dict[str, int | None] = {}
@@ -47,4 +60,4 @@ def lattice_tables(model: Model, lattice_name: str) -> tuple[Table, ...]:
     return tuple(seen.values())
 
 
-__all__ = ["table_version", "source_versions", "lattice_tables", "literal"]
+__all__ = ["table_version", "table_id", "source_versions", "lattice_tables", "literal"]

@@ -19,10 +19,10 @@ from mvlattice.jobs.build import build_materialization, build_tile, definition_o
 from mvlattice.jobs.changes import FULL, INCREMENTAL, NONE, RefreshDecision, decide_refresh
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.order import Ancestor, build_order, cheapest_ancestor
-from mvlattice.jobs.record import TileRecord, Version
-from mvlattice.jobs.sources import current_versions, read_name, target_sources
+from mvlattice.jobs.record import Snapshot, TileRecord
+from mvlattice.jobs.sources import current_snapshot, read_name, target_sources
 from mvlattice.jobs.state import Outcome
-from mvlattice.jobs.tables import job_group, register
+from mvlattice.jobs.tables import TableState, job_group, register
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import mergeable, table_relation
 from mvlattice.lattice.lattice import Lattice
@@ -105,7 +105,7 @@ class _Batch:
         self.ctx = ctx
         self.full = full
         self.rollup = rollup
-        self.snapshots: dict[str, dict[str, Version]] = {}
+        self.snapshots: dict[str, Snapshot] = {}
         self.ancestors: dict[str, list[Ancestor]] = {}
         self.star_rows: dict[str, int | None] = {}
 
@@ -115,12 +115,12 @@ class _Batch:
         decision: RefreshDecision | None = None
         try:
             with job_group(self.ctx.spark, target.name, f"mvlattice: build {target.name}"):
-                decision, versions, existed = self._decide(target)
+                decision, sources, existed = self._decide(target)
                 if decision.path == NONE:
                     result = self._skipped(target, decision)
                 else:
                     self.ctx.store.begin(target.name, started)
-                    result = self._build(target, decision, versions, existed, started)
+                    result = self._build(target, decision, sources, existed, started)
         except BaseException as exc:  # Ctrl-C too: recorded as failed, then re-raised
             result = self._failed(target, decision, started, exc)
             self._record(result, started)
@@ -141,42 +141,45 @@ class _Batch:
         )
 
     # -- deciding --------------------------------------------------------------------------
-    def _decide(self, target: Target) -> tuple[RefreshDecision, dict[str, Version], bool]:
+    def _decide(self, target: Target) -> tuple[RefreshDecision, Snapshot, bool]:
         table = self.ctx.reader.state(target.location)
         record = table.record if table else None
         changed = record is not None and record.definition != definition_of(self.ctx.model, target)
-        recorded = record.versions if record else None
+        recorded = record.snapshot if record else None
+        tile_change = table.tile_change if table else None
         if target.spec is None:
             tables, unknown = target_sources(self.ctx.model, target)
-            versions = current_versions(self.ctx.spark, tables, unknown)
+            current = current_snapshot(self.ctx.spark, tables, unknown)
             decision = decide_refresh(
                 recorded=recorded,
-                current=versions,
+                current=current,
                 fact=None,
+                tile_change=tile_change,
                 definition_changed=changed,
                 full=self.full,
             )
-            return decision, versions, table is not None
+            return decision, current, table is not None
         lattice = self.ctx.model.lattice(target.spec.lattice)
-        versions = self._snapshot(lattice)
+        current = self._snapshot(lattice)
         fact = _fact(self.ctx, lattice)
         decision = decide_refresh(
             recorded=recorded,
-            current=versions,
+            current=current,
             fact=fact.qualified_name,
+            tile_change=tile_change,
             blocker=self._blocker(lattice, target),
             definition_changed=changed,
             full=self.full,
-            fact_commits=self._commits(lattice, recorded, versions),
+            fact_commits=self._commits(lattice, recorded, current),
         )
-        return decision, versions, table is not None
+        return decision, current, table is not None
 
-    def _snapshot(self, lattice: Lattice) -> dict[str, Version]:
+    def _snapshot(self, lattice: Lattice) -> Snapshot:
         if lattice.name not in self.snapshots:
             from mvlattice.delta import lattice_tables
 
             tables = lattice_tables(self.ctx.model, lattice.name)
-            self.snapshots[lattice.name] = current_versions(self.ctx.spark, tables)
+            self.snapshots[lattice.name] = current_snapshot(self.ctx.spark, tables)
         return self.snapshots[lattice.name]
 
     def _blocker(self, lattice: Lattice, target: Target) -> str | None:
@@ -190,9 +193,14 @@ class _Batch:
             return f"fact table {fact.qualified_name} has no Delta log mvlattice can read"
         return None
 
-    def _commits(self, lattice: Lattice, recorded: dict | None, versions: dict) -> tuple | None:
+    def _commits(
+        self, lattice: Lattice, recorded: Snapshot | None, current: Snapshot
+    ) -> tuple | None:
         fact = _fact(self.ctx, lattice)
-        old, new = (recorded or {}).get(fact.qualified_name), versions.get(fact.qualified_name)
+        name = fact.qualified_name
+        if recorded is None or recorded.ids.get(name) != current.ids.get(name):
+            return None  # another table's log: its commits are not changes since the tile
+        old, new = recorded.versions.get(name), current.versions.get(name)
         if fact.location is None or not (isinstance(old, int) and isinstance(new, int)):
             return None
         if new <= old:
@@ -204,17 +212,17 @@ class _Batch:
         self,
         target: Target,
         decision: RefreshDecision,
-        versions: dict[str, Version],
+        sources: Snapshot,
         existed: bool,
         started: float,
     ) -> BuildResult:
         if target.spec is None:
-            record = build_materialization(self.ctx, target, versions, started)
+            record = build_materialization(self.ctx, target, sources, started)
             reason = decision.reason
         elif decision.path == INCREMENTAL:
             table = self.ctx.reader.state(target.location)
             assert table is not None
-            record = merge_appends(self.ctx, target, versions, table.version, decision, started)
+            record = merge_appends(self.ctx, target, sources, table.version, decision, started)
             reason = decision.reason
         else:
             lattice = self.ctx.model.lattice(target.spec.lattice)
@@ -223,7 +231,7 @@ class _Batch:
                 ancestor = cheapest_ancestor(
                     target.spec, self._candidates(lattice), self._star_rows(lattice)
                 )
-            record = build_tile(self.ctx, target, versions, ancestor, started)
+            record = build_tile(self.ctx, target, sources, ancestor, started)
             reason = decision.reason + (f"; rolled up from {ancestor.name}" if ancestor else "")
         register(self.ctx.spark, target.name, target.location)
         self._remember(target, record)
@@ -268,12 +276,7 @@ class _Batch:
             for target in built_targets(self.ctx, lattice.name):
                 table = self.ctx.reader.state(target.location)
                 record = table.record if table else None
-                if (
-                    table is not None
-                    and record is not None
-                    and record.versions == snapshot
-                    and record.definition == definition_of(self.ctx.model, target)
-                ):
+                if table and record and self._current(target, table, snapshot):
                     found.append(
                         Ancestor(
                             target.name, target.location, target.spec, record.rows, table.version
@@ -282,11 +285,25 @@ class _Batch:
             self.ancestors[lattice.name] = found
         return self.ancestors[lattice.name]
 
+    def _current(self, target: Target, table: TableState, snapshot: Snapshot) -> bool:
+        """Whether the table is exactly its definition at `snapshot`: the rule of freshness."""
+        record = table.record
+        if record is None:
+            return False
+        decision = decide_refresh(
+            recorded=record.snapshot,
+            current=snapshot,
+            fact=None,
+            tile_change=table.tile_change,
+            definition_changed=record.definition != definition_of(self.ctx.model, target),
+        )
+        return decision.path == NONE
+
     def _star_rows(self, lattice: Lattice) -> int | None:
         """Rows of the fact table at the snapshot (Delta answers count(*) from its log)."""
         if lattice.name not in self.star_rows:
             fact = _fact(self.ctx, lattice)
-            version = self._snapshot(lattice).get(fact.qualified_name)
+            version = self._snapshot(lattice).versions.get(fact.qualified_name)
             relation = table_relation(
                 read_name(fact), version if isinstance(version, int) else None
             )

@@ -3,14 +3,12 @@ rows appended to its fact table, a materialization from its query. Each writes o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from mvlattice.jobs.appended import appended_view
 from mvlattice.jobs.changes import RefreshDecision
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.order import Ancestor
 from mvlattice.jobs.querysql import pin_versions
-from mvlattice.jobs.record import TileRecord, Version
+from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.sources import pinnable, pinned_relations, read_name
 from mvlattice.jobs.tables import column_types, write_table
 from mvlattice.jobs.targets import Target
@@ -38,11 +36,11 @@ def definition_of(model: Model, target: Target) -> str:
 def build_tile(
     ctx: JobContext,
     target: Target,
-    versions: Mapping[str, Version],
+    sources: Snapshot,
     ancestor: Ancestor | None,
     started: float,
 ) -> TileRecord:
-    """The whole tile at `versions`: a rollup of `ancestor` when given, else from the star."""
+    """The whole tile at `sources`: a rollup of `ancestor` when given, else from the star."""
     assert target.spec is not None
     lattice = ctx.model.lattice(target.spec.lattice)
     if ancestor is not None:
@@ -52,14 +50,14 @@ def build_tile(
         how = (ancestor.name, "rollup")
     else:
         sql = star_tile_sql(
-            lattice, target.spec, pinned_relations(ctx.model, lattice, dict(versions))
+            lattice, target.spec, pinned_relations(ctx.model, lattice, dict(sources.versions))
         )
         how = ("star", "full")
     return write_table(
         ctx.spark,
         target.location,
         sql,
-        _recorder(ctx, target, versions, started, *how),
+        _recorder(ctx, target, sources, started, *how),
         dimension_columns(target.spec),
     )
 
@@ -67,7 +65,7 @@ def build_tile(
 def merge_appends(
     ctx: JobContext,
     target: Target,
-    versions: Mapping[str, Version],
+    sources: Snapshot,
     tile_version: int,
     decision: RefreshDecision,
     started: float,
@@ -80,7 +78,7 @@ def merge_appends(
     fact = ctx.model.table(lattice.root.schema, lattice.root.table)
     assert fact is not None and fact.location is not None
     view = appended_view(ctx.spark, fact.location, decision.fact_version, decision.added)
-    relations = pinned_relations(ctx.model, lattice, dict(versions))
+    relations = pinned_relations(ctx.model, lattice, dict(sources.versions))
     relations[lattice.root.alias] = (
         q(view)
         if view is not None
@@ -91,7 +89,7 @@ def merge_appends(
         tile = table_relation(f"delta.{q(target.location)}", tile_version)
         types = column_types(ctx.spark, target.location, tile_version)
         sql = merge_tile_sql(target.spec, tile, delta_sql, types)
-        recorder = _recorder(ctx, target, versions, started, target.name, "incremental")
+        recorder = _recorder(ctx, target, sources, started, target.name, "incremental")
         return write_table(
             ctx.spark, target.location, sql, recorder, dimension_columns(target.spec)
         )
@@ -101,26 +99,26 @@ def merge_appends(
 
 
 def build_materialization(
-    ctx: JobContext, target: Target, versions: Mapping[str, Version], started: float
+    ctx: JobContext, target: Target, sources: Snapshot, started: float
 ) -> TileRecord:
-    """A declared materialization from its own SQL, its Delta sources read at `versions`."""
+    """A declared materialization from its own SQL, its Delta sources read at `sources`."""
     m = target.materialization
     assert m is not None
     pins: dict[str, int | None] = {}
-    for name, version in versions.items():
+    for name, version in sources.versions.items():
         schema, _, table_name = name.partition(".")
         table = ctx.model.table(schema, table_name)
         if table is not None and table.location is not None and pinnable(table):
             pins[name] = version if isinstance(version, int) else None
     sql = pin_versions(m.sql, m.schema, pins)
-    recorder = _recorder(ctx, target, versions, started, "query", "full")
+    recorder = _recorder(ctx, target, sources, started, "query", "full")
     return write_table(ctx.spark, target.location, sql, recorder)
 
 
 def _recorder(
     ctx: JobContext,
     target: Target,
-    versions: Mapping[str, Version],
+    sources: Snapshot,
     started: float,
     built_from: str,
     path: str,
@@ -133,7 +131,7 @@ def _recorder(
             target.kind,
             target.name,
             definition,
-            tuple(sorted(versions.items())),
+            tuple(sorted(sources.versions.items())),
             rows,
             started,
             ctx.clock() - started,
@@ -143,6 +141,7 @@ def _recorder(
             spec.lattice if spec else None,
             spec.dimensions if spec else (),
             spec.measures if spec else (),
+            tuple(sorted(sources.ids.items())),
         )
 
     return record

@@ -21,7 +21,7 @@ from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.freshness import Assessment, Facts, assess, attempt_running, interrupted
 from mvlattice.jobs.naming import TILE_DATABASE, is_tile_table_name, lattice_prefix
 from mvlattice.jobs.record import Version, iso, spec_from_json
-from mvlattice.jobs.sources import current_versions, stale_since, target_sources
+from mvlattice.jobs.sources import current_snapshot, stale_since, target_sources
 from mvlattice.jobs.state import StateStore
 from mvlattice.jobs.tables import TableReader, TableState, register
 from mvlattice.jobs.targets import (
@@ -164,7 +164,7 @@ def inspect(ctx: JobContext, target: Target) -> Inspection:
     table = ctx.reader.state(target.location)
     record = table.record if table else None
     tables, unknown = target_sources(ctx.model, target)
-    current = current_versions(ctx.spark, tables, unknown)
+    current = current_snapshot(ctx.spark, tables, unknown)
     attempt = ctx.store.attempt(target.name)
     running = attempt_running(attempt, ctx.store.host, _alive(attempt and attempt.pid), now)
     if attempt is not None and attempt.status == "building" and not running:
@@ -172,11 +172,12 @@ def inspect(ctx: JobContext, target: Target) -> Inspection:
     policy = policy_for(ctx.model, target)
     since = None
     if record is not None and policy.max_staleness_seconds is not None:
-        since = stale_since(ctx.spark, tables, record.versions, current)
+        since = stale_since(ctx.spark, tables, record.versions, current.versions)
     facts = Facts(
         record,
         current,
         definition_of(ctx.model, target),
+        table.tile_change if table else None,
         attempt,
         running,
         policy.max_staleness_seconds,
@@ -184,7 +185,7 @@ def inspect(ctx: JobContext, target: Target) -> Inspection:
         now,
     )
     error = attempt.error if attempt is not None and attempt.status == "failed" else None
-    return Inspection(target, table, assess(facts), current, error)
+    return Inspection(target, table, assess(facts), dict(current.versions), error)
 
 
 def entry(ctx: JobContext, target: Target) -> CatalogEntry:

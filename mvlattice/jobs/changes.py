@@ -4,8 +4,9 @@ Incremental refresh aggregates only the rows appended to the fact table and merg
 tile. That is correct only when every commit to the fact table since the recorded version did
 nothing but add new data files (no `remove`: no delete, update, merge, overwrite or compaction —
 a compaction would move appended rows into files we could not tell apart; no `metaData`: no
-schema change), no dimension table changed at all, and every measure merges (no COUNT DISTINCT).
-Anything else takes the full path, with the reason stated.
+schema change), no dimension table changed at all, and every measure merges (no COUNT DISTINCT)
+— and every source is still the table the tile was built from, and the tile holds what
+mvlattice wrote (see `identity`). Anything else takes the full path, with the reason stated.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from mvlattice.jobs.record import Version
+from mvlattice.jobs.identity import identity_changes
+from mvlattice.jobs.record import Snapshot, Version
 
 # Actions an append may carry besides `add`: its commit info and idempotent-write markers.
 HARMLESS = frozenset({"commitInfo", "txn"})
@@ -45,6 +47,10 @@ class Commit:
     removes: int
     other_actions: tuple[str, ...]  # action kinds besides add/remove/commitInfo/txn
     unsafe_adds: int = 0  # adds with dataChange=false or a deletion vector
+    user_metadata: str | None = None  # commitInfo.userMetadata: who wrote it, if they said
+    # False only when the commit leaves rows and schema alone: every add/remove says
+    # dataChange=false and nothing else but commitInfo (OPTIMIZE, VACUUM's commits).
+    changes_data: bool = True
 
     @property
     def append_only(self) -> bool:
@@ -60,10 +66,14 @@ def parse_commit(version: int, actions: Iterable[Mapping]) -> Commit:
     """A commit from the JSON actions of `_delta_log/<version>.json`."""
     operation, added, removes, unsafe = "UNKNOWN", [], 0, 0
     other: list[str] = []
+    user_metadata, changes_data = None, False
     for action in actions:
         for kind, body in action.items():
+            changes_data = changes_data or _changes_data(kind, body)
             if kind == "commitInfo":
                 operation = str(body.get("operation", operation))
+                tag = body.get("userMetadata")
+                user_metadata = None if tag is None else str(tag)
             elif kind == "add":
                 if body.get("dataChange", True) is False or body.get("deletionVector"):
                     unsafe += 1
@@ -73,7 +83,17 @@ def parse_commit(version: int, actions: Iterable[Mapping]) -> Commit:
                 removes += 1
             elif kind not in HARMLESS:
                 other.append(kind)
-    return Commit(version, operation, tuple(added), removes, tuple(dict.fromkeys(other)), unsafe)
+    kinds = tuple(dict.fromkeys(other))
+    return Commit(
+        version, operation, tuple(added), removes, kinds, unsafe, user_metadata, changes_data
+    )
+
+
+def _changes_data(kind: str, body: Mapping) -> bool:
+    """Whether one action may change the rows or the schema (see `Commit.changes_data`)."""
+    if kind in ("add", "remove"):
+        return body.get("dataChange", True) is not False
+    return kind != "commitInfo"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +110,10 @@ class RefreshDecision:
 
 def decide_refresh(
     *,
-    recorded: Mapping[str, Version] | None,
-    current: Mapping[str, Version],
+    recorded: Snapshot | None,
+    current: Snapshot,
     fact: str | None,
+    tile_change: str | None,
     blocker: str | None = None,
     definition_changed: bool = False,
     full: bool = False,
@@ -100,20 +121,27 @@ def decide_refresh(
 ) -> RefreshDecision:
     """The refresh path for a tile (`fact` its lattice's fact table; None for a materialization).
 
-    `blocker` is why appended rows cannot be merged whatever the commits say (e.g. COUNT
-    DISTINCT); `fact_commits` are the fact table's commits after the recorded version up to the
-    current one, or None when the log no longer holds them.
+    `tile_change` is why the table's rows may not be what mvlattice wrote (see
+    `identity.tile_change`); `blocker` is why appended rows cannot be merged whatever the
+    commits say (e.g. COUNT DISTINCT); `fact_commits` are the fact table's commits after the
+    recorded version up to the current one, or None when the log no longer holds them.
     """
     if recorded is None:
         return RefreshDecision(FULL, "not built yet")
     if definition_changed:
         return RefreshDecision(FULL, "its definition changed since it was built")
-    changed = changed_sources(recorded, current)
     if full:
         return RefreshDecision(FULL, "a full rebuild was asked for")
+    if tile_change is not None:
+        return RefreshDecision(FULL, f"{tile_change}: full rebuild")
+    # Before versions: a recreated table's versions say nothing about the rows it held.
+    moved = identity_changes(recorded.ids, current.ids, current.versions)
+    if moved:
+        return RefreshDecision(FULL, f"{moved[0].message}: full rebuild")
+    changed = changed_sources(recorded.versions, current.versions)
     if not changed:
         return RefreshDecision(NONE, "fresh: no source table changed")
-    return _changed(recorded, current, changed, fact, blocker, fact_commits)
+    return _changed(recorded.versions, current.versions, changed, fact, blocker, fact_commits)
 
 
 def _changed(

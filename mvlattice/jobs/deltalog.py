@@ -1,8 +1,14 @@
-"""Reading a Delta table's log: its latest version, the actions of a commit, when it happened.
+"""Reading a Delta table's log: its latest version and table id, the actions of a commit, when
+it happened, its newest data-changing commit.
 
 The latest version of a path-based Delta table is the highest `_delta_log/<n>.json`: commit
 files after the last checkpoint are never cleaned up, so the newest one is always there. When
 the log cannot be listed that way, Spark's DESCRIBE HISTORY answers.
+
+The table id (`metaData.id`) at a version is in that version's checksum file (`<n>.crc`, which
+Delta writes with every commit), else in the newest commit up to it that carries `metaData`.
+When neither is readable (no checksums, and the commit that set the metadata was cleaned up
+behind a checkpoint), Spark's DESCRIBE DETAIL answers with the current id.
 """
 
 from __future__ import annotations
@@ -14,11 +20,14 @@ from typing import TYPE_CHECKING
 from mvlattice.jobs import storage
 from mvlattice.jobs.changes import Commit, parse_commit
 from mvlattice.settings import join_location
+from mvlattice.sqlquote import path_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 _COMMIT = re.compile(r"^(\d{20})\.json$")
+# Commits read back before giving up (then: Spark for an id, "unknown" for the last writer).
+_WALK_LIMIT = 100
 
 
 def log_location(location: str) -> str:
@@ -47,6 +56,41 @@ def latest_version(spark: SparkSession | None, location: str) -> int | None:
     from mvlattice.delta import table_version  # checkpoint-only logs: let Delta answer
 
     return table_version(spark, location)
+
+
+def table_id(spark: SparkSession | None, location: str, version: int) -> str | None:
+    """The table id at `version` — the version just read as the latest: the DESCRIBE DETAIL
+    fallback gives the id of the table there now, which can only be a newer table than the one
+    `version` was read from, and reads as changed next time, never as wrongly unchanged."""
+    crc = checksum(spark, location, version)
+    if crc is not None and crc["metadata"].get("id"):
+        return str(crc["metadata"]["id"])
+    for older in range(version, max(-1, version - _WALK_LIMIT), -1):
+        actions = commit_actions(spark, location, older)
+        if actions is None:
+            break  # cleaned up behind a checkpoint: the checkpoint holds the metadata
+        for action in actions:
+            metadata = action.get("metaData")
+            if isinstance(metadata, dict) and metadata.get("id"):
+                return str(metadata["id"])
+    if spark is None:
+        return None
+    from mvlattice.delta import table_id as described_id
+
+    return described_id(spark, f"delta.{path_identifier(location)}")
+
+
+def last_data_commit(spark: SparkSession | None, location: str, version: int) -> Commit | None:
+    """The newest commit up to `version` that changed the table's rows or schema, skipping
+    commits that change no data (OPTIMIZE, VACUUM); None when it is no longer in the log."""
+    for older in range(version, max(-1, version - _WALK_LIMIT), -1):
+        actions = commit_actions(spark, location, older)
+        if actions is None:
+            return None
+        commit = parse_commit(older, actions)
+        if commit.changes_data:
+            return commit
+    return None
 
 
 def commit_actions(spark: SparkSession | None, location: str, version: int) -> list[dict] | None:

@@ -1,9 +1,12 @@
 """A tile's status for the catalog and its state for the rewriter, from plain facts.
 
-Fresh means exact: the table exists, was built from the current definition, and every source
-version it recorded equals the source's current version. A stale table is still readable (its
+Fresh means exact: the table exists, was built from the current definition, its newest data
+change is mvlattice's own commit, and every source's recorded version — and, for Delta
+sources, table id — equals the source's current one. A stale table is still readable (its
 last committed version); the rewriter may use it only within the target's `maxStaleness`, where
-staleness is the time since the first source change the table does not reflect.
+staleness is the time since the first source change the table does not reflect — never when a
+source was recreated or its identity is unknown (when the old table stopped being current
+cannot be told), nor when someone else changed the table's rows.
 
 Catalog status: `building` while a build runs; else `fresh`; else `failed` when the last attempt
 failed; else `stale` (built but behind) or `missing` (never built).
@@ -14,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mvlattice.jobs.changes import changed_sources
-from mvlattice.jobs.record import TileRecord, Version
+from mvlattice.jobs.identity import identity_changes
+from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.mvrewrite.availability import ViewState
 
 FRESH, STALE, BUILDING, FAILED, MISSING = "fresh", "stale", "building", "failed", "missing"
@@ -37,8 +41,9 @@ class Attempt:
 @dataclass(frozen=True, slots=True)
 class Facts:
     record: TileRecord | None  # None: no table (or not one of ours)
-    current: dict[str, Version]
+    current: Snapshot
     definition: str
+    tile_change: str | None  # why the table's rows may not be mvlattice's (identity.tile_change)
     attempt: Attempt | None = None
     building: bool = False  # the attempt is running right now (its process is alive)
     max_staleness: float | None = None
@@ -61,7 +66,16 @@ def assess(facts: Facts) -> Assessment:
     if record.definition != facts.definition:
         message = "built from an older definition; refresh rebuilds it"
         return Assessment(_behind(facts), ViewState(False, "STALE", message))
-    changed = changed_sources(record.versions, facts.current)
+    if facts.tile_change is not None:
+        message = f"{facts.tile_change}; refresh rebuilds it"
+        return Assessment(_behind(facts), ViewState(False, "STALE", message))
+    current = facts.current
+    moved = identity_changes(record.snapshot.ids, current.ids, current.versions)
+    if moved:
+        message = "; ".join(m.message for m in moved) + "; refresh rebuilds it"
+        names = tuple(sorted({m.source for m in moved}))
+        return Assessment(_behind(facts), ViewState(False, "STALE", message), names)
+    changed = changed_sources(record.versions, current.versions)
     if not changed:
         status = BUILDING if facts.building else FRESH
         return Assessment(status, ViewState(True, "FRESH"))

@@ -4,7 +4,13 @@ The properties are written in the same commit as the data (CREATE OR REPLACE …
 AS SELECT), so a reader never sees data with another build's versions.
 
 A source version is the Delta version (int) of a Delta source, a file-listing fingerprint (str)
-of a Parquet/CSV source, or None when it cannot be known (then the tile is never fresh).
+of a Parquet/CSV source, or None when it cannot be known (then the tile is never fresh). A Delta
+source also records its table id (`metaData.id` of its log): a table deleted and recreated
+restarts its versions, so only the id tells the new table from the old one. A tile recorded
+before ids were kept (no `sourceIds`) has an unknown identity and is never fresh.
+
+Every commit mvlattice makes to a tile carries `commit_tag(record)` as its Delta `userMetadata`,
+so a commit someone else made to the tile (a DELETE, an INSERT) can be told from ours.
 """
 
 from __future__ import annotations
@@ -19,6 +25,16 @@ from mvlattice.lattice.lattice import Measure, TileSpec
 PREFIX = "mvlattice."
 FORMAT_VERSION = "1"
 Version = int | str | None
+TableId = str | None  # a Delta table's `metaData.id`; None for other sources or when unreadable
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Every source of a target at one moment: its version and, for Delta tables, its table id
+    read at that version. What a build records and what freshness compares."""
+
+    versions: Mapping[str, Version]
+    ids: Mapping[str, TableId]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +54,22 @@ class TileRecord:
     lattice: str | None = None
     dimensions: tuple[str, ...] = ()
     measures: tuple[Measure, ...] = ()
+    # Delta table id per source; None when the tile was recorded before mvlattice kept ids.
+    source_ids: tuple[tuple[str, TableId], ...] | None = None
     extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def versions(self) -> dict[str, Version]:
         return dict(self.source_versions)
+
+    @property
+    def ids(self) -> dict[str, TableId] | None:
+        return None if self.source_ids is None else dict(self.source_ids)
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The sources as recorded; a record without ids knows none (never fresh)."""
+        return Snapshot(self.versions, self.ids or {})
 
     @property
     def spec(self) -> TileSpec | None:
@@ -58,6 +85,7 @@ def to_properties(record: TileRecord) -> dict[str, str]:
         "name": record.name,
         "sql": record.definition,
         "sourceVersions": json.dumps(dict(record.source_versions), sort_keys=True),
+        **_ids_property(record),
         "rows": str(record.rows),
         "builtAt": _iso(record.built_at),
         "buildSeconds": f"{record.build_seconds:.3f}",
@@ -94,10 +122,17 @@ def from_properties(props: Mapping[str, str]) -> TileRecord | None:
             p.get("lattice"),
             tuple(json.loads(p.get("dimensions", "[]"))),
             tuple(_measure(m) for m in json.loads(p.get("measures", "[]"))),
+            _ids(p.get("sourceIds")),
         )
     except (KeyError, ValueError, TypeError):
         return None
     return record
+
+
+def commit_tag(record: TileRecord) -> str:
+    """The `userMetadata` of the commit that writes `record`: names the build, so a commit
+    without it — or with another build's — is not the one the record describes."""
+    return f"mvlattice build {record.name} at {_iso(record.built_at)}"
 
 
 def spec_json(spec: TileSpec) -> dict:
@@ -122,6 +157,21 @@ def _measure_json(m: Measure) -> dict:
 
 def _measure(data: Mapping) -> Measure:
     return Measure(str(data["agg"]), tuple(data.get("args", ())), bool(data.get("distinct")))
+
+
+def _ids_property(record: TileRecord) -> dict[str, str]:
+    if record.source_ids is None:
+        return {}
+    return {"sourceIds": json.dumps(dict(record.source_ids), sort_keys=True)}
+
+
+def _ids(text: str | None) -> tuple[tuple[str, TableId], ...] | None:
+    if text is None:
+        return None  # an older tile: its sources' identities are unknown
+    ids = json.loads(text)
+    if not isinstance(ids, dict) or not all(v is None or isinstance(v, str) for v in ids.values()):
+        raise ValueError(f"bad source ids {text!r}")
+    return tuple(sorted((str(k), v) for k, v in ids.items()))
 
 
 def _version(value: object) -> Version:

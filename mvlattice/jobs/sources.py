@@ -1,12 +1,13 @@
-"""The source tables of a target, their current versions, and how to read them pinned.
+"""The source tables of a target, their current versions and ids, and how to read them pinned.
 
-- Delta tables: the commit version (exact).
+- Delta tables: the commit version (exact), and the table id at that version (a table deleted
+  and recreated restarts its versions; see `identity`).
 - Parquet/CSV tables: a fingerprint of their file listing (count, bytes, newest modification
   time). LIMITATION: a rewrite that keeps the same file names, sizes and times, or a clock that
   goes backwards, goes unnoticed; such tables also cannot be read "as of" the fingerprint, so a
   change during a build makes the tile look stale, never wrongly fresh.
-- Tables of `catalog` schemas: their Delta version when DESCRIBE HISTORY works, else unknown —
-  and a tile over an unknown version is never fresh.
+- Tables of `catalog` schemas: their Delta version when DESCRIBE HISTORY works (and their id
+  from DESCRIBE DETAIL), else unknown — and a tile over an unknown version is never fresh.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from mvlattice.jobs import deltalog, storage
 from mvlattice.jobs.querysql import query_tables
-from mvlattice.jobs.record import Version
+from mvlattice.jobs.record import Snapshot, TableId, Version
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import q, table_relation
 
@@ -45,12 +46,19 @@ def target_sources(model: Model, target: Target) -> tuple[tuple[Table, ...], tup
     return tuple(tables), tuple(unknown)
 
 
-def current_versions(
+def current_snapshot(
     spark: SparkSession, tables: tuple[Table, ...], unknown: tuple[str, ...] = ()
-) -> dict[str, Version]:
-    out: dict[str, Version] = {t.qualified_name: table_version(spark, t) for t in tables}
-    out.update((name, None) for name in unknown)
-    return out
+) -> Snapshot:
+    """Each source's current version and, for Delta tables, its table id at that version."""
+    versions: dict[str, Version] = {}
+    ids: dict[str, TableId] = {}
+    for table in tables:
+        version = table_version(spark, table)
+        versions[table.qualified_name] = version
+        ids[table.qualified_name] = table_id(spark, table, version)
+    for name in unknown:
+        versions[name], ids[name] = None, None
+    return Snapshot(versions, ids)
 
 
 def table_version(spark: SparkSession, table: Table) -> Version:
@@ -59,6 +67,18 @@ def table_version(spark: SparkSession, table: Table) -> Version:
     if (table.format or "delta") == "delta":
         return deltalog.latest_version(spark, table.location)
     return fingerprint(spark, table.location)
+
+
+def table_id(spark: SparkSession, table: Table, version: Version) -> TableId:
+    """The Delta table id of `table` at `version`, just read as its latest; None when the
+    table has no Delta version (its fingerprint or unknown version says all there is)."""
+    if not isinstance(version, int):
+        return None
+    if table.location is None:
+        from mvlattice.delta import table_id as described_id
+
+        return described_id(spark, _quoted(table.catalog_name or table.qualified_name))
+    return deltalog.table_id(spark, table.location, version)
 
 
 def fingerprint(spark: SparkSession | None, location: str) -> str:

@@ -4,7 +4,9 @@ it in Spark's catalog, drop it.
 A write is ONE Delta commit — `CREATE OR REPLACE TABLE … TBLPROPERTIES (record) AS SELECT` —
 so readers see the previous version, with its own record, until the new one commits; a job
 killed mid-write leaves the previous version in place (its data files become orphans that
-Delta's VACUUM removes).
+Delta's VACUUM removes). The commit carries the record's tag as its `userMetadata` (a write
+option, not the session conf: builds run on several threads of one session), so a later
+commit by anyone else shows (see `identity.tile_change`).
 
 A tile of many rows is written sorted by its dimensions, fewest distinct values first: long
 runs of equal values compress several times better, and Parquet's page statistics and Delta's
@@ -21,7 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mvlattice.jobs import deltalog, storage
-from mvlattice.jobs.record import TileRecord, from_properties, to_properties
+from mvlattice.jobs.identity import tile_change
+from mvlattice.jobs.record import TileRecord, commit_tag, from_properties, to_properties
 from mvlattice.jobs.tilesql import q, sql_string
 
 if TYPE_CHECKING:
@@ -39,6 +42,8 @@ class TableState:
     record: TileRecord | None  # None: a Delta table there, but not one mvlattice wrote
     size_bytes: int | None
     files: int | None
+    # Why its rows may not be what `record` describes (someone else's DELETE/INSERT); None: ours.
+    tile_change: str | None
 
 
 class TableReader:
@@ -68,12 +73,18 @@ class TableReader:
         if crc is not None:  # the fast path: Delta's checksum file of that version
             props = crc["metadata"].get("configuration") or {}
             record = from_properties(props)
-            return TableState(version, record, crc.get("tableSizeBytes"), crc.get("numFiles"))
-        row = self.spark.sql(f"DESCRIBE DETAIL delta.{q(location)}").first()
-        if row is None:
-            return TableState(version, None, None, None)
-        props = dict(row["properties"] or {})
-        return TableState(version, from_properties(props), row["sizeInBytes"], row["numFiles"])
+            size, files = crc.get("tableSizeBytes"), crc.get("numFiles")
+        else:
+            row = self.spark.sql(f"DESCRIBE DETAIL delta.{q(location)}").first()
+            if row is None:
+                return TableState(version, None, None, None, None)
+            record = from_properties(dict(row["properties"] or {}))
+            size, files = row["sizeInBytes"], row["numFiles"]
+        change = None
+        if record is not None:  # read from the log: one small file, once per version
+            last = deltalog.last_data_commit(self.spark, location, version)
+            change = tile_change(commit_tag(record), last)
+        return TableState(version, record, size, files, change)
 
 
 def column_types(spark: SparkSession, location: str, version: int | None = None) -> dict[str, str]:
@@ -104,8 +115,10 @@ def write_table(
             f"{sql_string(k)} = {sql_string(v)}" for k, v in to_properties(record).items()
         )
         order_sql = f" ORDER BY {', '.join(q(c) for c in order)}" if order else ""
+        tag = sql_string(commit_tag(record))
         spark.sql(
             f"CREATE OR REPLACE TABLE delta.{q(location)} USING delta "
+            f"OPTIONS ('userMetadata' = {tag}) "
             f"TBLPROPERTIES ({props}) AS SELECT * FROM {q(view)}{order_sql}"
         )
     finally:

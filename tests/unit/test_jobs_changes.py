@@ -12,8 +12,14 @@ from mvlattice.jobs.changes import (
     decide_refresh,
     parse_commit,
 )
+from mvlattice.jobs.record import Snapshot
 
 FACT, DIM = "shop.sales", "shop.product"
+IDS = {FACT: "id-sales", DIM: "id-product"}
+
+
+def snap(versions: dict, ids: dict = IDS) -> Snapshot:
+    return Snapshot(versions, ids)
 
 
 def append(version: int, *files: str) -> list[dict]:
@@ -55,8 +61,31 @@ def test_parse_commit_reads_appends_deletes_compactions_and_schema_changes() -> 
     assert idempotent.append_only
 
 
+def test_parse_commit_reads_who_wrote_it_and_whether_it_changed_data() -> None:
+    tagged = [{"commitInfo": {"operation": "WRITE", "userMetadata": "mvlattice build t"}}]
+    assert parse_commit(1, tagged).user_metadata == "mvlattice build t"
+    assert parse_commit(1, append(1, "a")).user_metadata is None
+    assert parse_commit(1, append(1, "a")).changes_data
+    optimize = [
+        {"commitInfo": {"operation": "OPTIMIZE"}},
+        {"add": {"path": "big", "dataChange": False}},
+        {"remove": {"path": "small", "dataChange": False}},
+    ]
+    assert not parse_commit(2, optimize).changes_data
+    assert not parse_commit(3, [{"commitInfo": {"operation": "VACUUM END"}}]).changes_data
+    delete = [{"commitInfo": {"operation": "DELETE"}}, {"remove": {"path": "a"}}]
+    assert parse_commit(4, delete).changes_data
+    altered = [{"commitInfo": {"operation": "SET TBLPROPERTIES"}}, {"metaData": {"id": "m"}}]
+    assert parse_commit(5, altered).changes_data
+
+
 def decide(**kw):
-    base = dict(recorded={FACT: 2, DIM: 1}, current={FACT: 4, DIM: 1}, fact=FACT)
+    base = dict(
+        recorded=snap({FACT: 2, DIM: 1}),
+        current=snap({FACT: 4, DIM: 1}),
+        fact=FACT,
+        tile_change=None,
+    )
     base.update(kw)
     return decide_refresh(**base)
 
@@ -80,7 +109,7 @@ def test_every_other_change_takes_the_full_path_with_its_reason() -> None:
         "its definition changed since it was built": decide(definition_changed=True),
         "a full rebuild was asked for": decide(full=True, fact_commits=appended),
         "dimension table shop.product (version 1 → 2) changed": decide(
-            current={FACT: 4, DIM: 2}, fact_commits=appended
+            current=snap({FACT: 4, DIM: 2}), fact_commits=appended
         ),
         "COUNT(DISTINCT …) cannot merge appended rows": decide(
             blocker="COUNT(DISTINCT …) cannot merge appended rows", fact_commits=appended
@@ -92,8 +121,8 @@ def test_every_other_change_takes_the_full_path_with_its_reason() -> None:
         "versions 3–4 of shop.sales are not all readable": decide(fact_commits=appended[:1]),
         "materializations are rebuilt in full": decide(fact=None),
         "fact table shop.sales has no Delta history to read changes from": decide(
-            recorded={FACT: "files=1;bytes=2;mtime=3", DIM: 1},
-            current={FACT: "files=2;bytes=4;mtime=5", DIM: 1},
+            recorded=snap({FACT: "files=1;bytes=2;mtime=3", DIM: 1}),
+            current=snap({FACT: "files=2;bytes=4;mtime=5", DIM: 1}),
         ),
     }
     for reason, decision in cases.items():
@@ -101,8 +130,48 @@ def test_every_other_change_takes_the_full_path_with_its_reason() -> None:
 
 
 def test_nothing_to_do_when_no_source_changed() -> None:
-    decision = decide(current={FACT: 2, DIM: 1})
+    decision = decide(current=snap({FACT: 2, DIM: 1}))
     assert (decision.path, decision.reason) == (NONE, "fresh: no source table changed")
+    # a Parquet source has no table id: its fingerprint is all there is to compare
+    files = {FACT: "files=1;bytes=2;mtime=3", DIM: 1}
+    unkeyed = decide(recorded=snap(files, {DIM: "id-product"}), current=snap(files))
+    assert unkeyed.path == NONE
+
+
+def test_a_recreated_source_is_a_full_rebuild_never_incremental() -> None:
+    # The new table's commits 3–4 only append — merging them would add the new table's rows
+    # to the old table's totals. Its id tells it apart.
+    appended = (parse_commit(3, append(3, "a")), parse_commit(4, append(4, "b")))
+    recreated = {**IDS, FACT: "id-sales-2"}
+    decision = decide(current=snap({FACT: 4, DIM: 1}, recreated), fact_commits=appended)
+    assert (decision.path, decision.reason) == (
+        FULL,
+        "shop.sales was recreated (table id changed): full rebuild",
+    )
+    same_version = decide(current=snap({FACT: 2, DIM: 1}, recreated))
+    assert same_version.path == FULL  # equal versions of another table prove nothing
+    dimension = decide(current=snap({FACT: 2, DIM: 1}, {**IDS, DIM: "id-product-2"}))
+    assert dimension.reason == "shop.product was recreated (table id changed): full rebuild"
+
+
+def test_an_unknown_identity_is_a_full_rebuild() -> None:
+    older_tile = decide(recorded=snap({FACT: 2, DIM: 1}, {}), current=snap({FACT: 2, DIM: 1}))
+    assert (older_tile.path, older_tile.reason) == (
+        FULL,
+        "the table id of shop.product is unknown (not recorded: built by an older mvlattice):"
+        " full rebuild",
+    )
+    unreadable = decide(current=snap({FACT: 2, DIM: 1}, {**IDS, FACT: None}))
+    assert unreadable.reason == (
+        "the table id of shop.sales is unknown (its Delta log does not say): full rebuild"
+    )
+
+
+def test_someone_elses_commit_to_the_tile_is_a_full_rebuild() -> None:
+    change = "version 7 of the table (DELETE) was not written by mvlattice"
+    decision = decide(current=snap({FACT: 2, DIM: 1}), tile_change=change)
+    assert (decision.path, decision.reason) == (FULL, f"{change}: full rebuild")
+    assert decide(tile_change=change, full=True).reason == "a full rebuild was asked for"
 
 
 def test_unknown_or_missing_versions_count_as_changed() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from mvlattice.jobs.changes import parse_commit
 from mvlattice.jobs.freshness import (
     Attempt,
     Facts,
@@ -11,7 +12,15 @@ from mvlattice.jobs.freshness import (
     attempt_running,
     interrupted,
 )
-from mvlattice.jobs.record import TileRecord, from_properties, spec_from_json, spec_json
+from mvlattice.jobs.identity import RECREATED, UNKNOWN, identity_changes, tile_change
+from mvlattice.jobs.record import (
+    Snapshot,
+    TileRecord,
+    commit_tag,
+    from_properties,
+    spec_from_json,
+    spec_json,
+)
 from mvlattice.jobs.record import to_properties as props
 from mvlattice.lattice.lattice import Measure, TileSpec
 
@@ -27,13 +36,21 @@ RECORD = TileRecord(
     lattice="star",
     dimensions=("the_year",),
     measures=(Measure("count"), Measure("count", ("brand",), True)),
+    source_ids=(("shop.product", "id-p"), ("shop.sales", "id-s")),
 )
 NOW = 1_700_000_100.0
+IDS = {"shop.sales": "id-s", "shop.product": "id-p"}
 
 
 def facts(**kw) -> Facts:
+    current = kw.pop("current", {"shop.sales": 2, "shop.product": 1})
+    ids = kw.pop("ids", IDS)
     base = dict(
-        record=RECORD, current={"shop.sales": 2, "shop.product": 1}, definition="SELECT …", now=NOW
+        record=RECORD,
+        current=Snapshot(current, ids),
+        definition="SELECT …",
+        tile_change=None,
+        now=NOW,
     )
     base.update(kw)
     return Facts(**base)
@@ -60,6 +77,57 @@ def test_stale_when_a_source_moved_unless_within_max_staleness() -> None:
     assert state(current=moved, max_staleness=600, stale_since=None)[1] == "STALE"
     unknown = {"shop.sales": 2, "shop.product": None}
     assert state(current=unknown)[:2] == ("stale", "STALE")
+
+
+def test_a_recreated_source_is_stale_and_never_accepted() -> None:
+    recreated = {**IDS, "shop.sales": "id-s2"}  # same versions, another table
+    found = assess(facts(ids=recreated, max_staleness=1e9, stale_since=NOW))
+    assert (found.status, found.view.code, found.view.usable) == ("stale", "STALE", False)
+    assert found.changed == ("shop.sales",)
+    assert found.view.message == (
+        "shop.sales was recreated (table id changed); refresh rebuilds it"
+    )
+    older = assess(facts(record=replace(RECORD, source_ids=None), max_staleness=1e9))
+    assert (older.status, older.view.code) == ("stale", "STALE")
+    assert "unknown (not recorded: built by an older mvlattice)" in older.view.message
+    assert state(ids={**IDS, "shop.product": None})[:2] == ("stale", "STALE")
+
+
+def test_someone_elses_commit_to_the_tile_makes_it_stale() -> None:
+    change = "version 4 of the table (DELETE) was not written by mvlattice"
+    found = assess(facts(tile_change=change, max_staleness=1e9, stale_since=NOW))
+    assert (found.status, found.view.code, found.view.usable) == ("stale", "STALE", False)
+    assert found.view.message == f"{change}; refresh rebuilds it"
+
+
+def test_identity_decision_from_recorded_and_current_ids() -> None:
+    versions = {"a": 3, "b": 3, "c": "files=1;bytes=2;mtime=3", "d": None}
+    recorded = {"a": "x", "b": "y", "c": None, "d": None}
+    assert identity_changes(recorded, {"a": "x", "b": "y"}, versions) == ()
+    (moved,) = identity_changes(recorded, {"a": "x", "b": "z"}, versions)
+    assert (moved.source, moved.kind) == ("b", RECREATED)
+    kinds = [(c.source, c.kind) for c in identity_changes({}, {"a": "x", "b": None}, versions)]
+    assert kinds == [("a", UNKNOWN), ("b", UNKNOWN)]  # only Delta (int) versions carry ids
+
+
+def test_tile_change_compares_the_last_writer_with_the_records_tag() -> None:
+    tag = commit_tag(RECORD)
+    assert (
+        tag == "mvlattice build mvlattice.star__the_year__abc123 at 2023-11-14T22:13:20.000+00:00"
+    )
+    ours = parse_commit(
+        5, [{"commitInfo": {"operation": "CREATE OR REPLACE", "userMetadata": tag}}]
+    )
+    assert tile_change(tag, ours) is None
+    theirs = parse_commit(6, [{"commitInfo": {"operation": "DELETE"}}, {"remove": {"path": "a"}}])
+    assert tile_change(tag, theirs) == (
+        "version 6 of the table (DELETE) was not written by mvlattice"
+    )
+    other_build = parse_commit(7, [{"commitInfo": {"operation": "WRITE", "userMetadata": "x"}}])
+    assert tile_change(tag, other_build) is not None
+    assert tile_change(tag, None) == (
+        "its newest data change can no longer be read from its Delta log"
+    )
 
 
 def test_failed_and_building_attempts() -> None:
@@ -98,5 +166,12 @@ def test_record_round_trips_through_table_properties() -> None:
     assert from_properties({**properties, "delta.appendOnly": "false"}) == RECORD
     assert from_properties({"delta.appendOnly": "false"}) is None
     assert from_properties({**properties, "mvlattice.rows": "many"}) is None
+    assert properties["mvlattice.sourceIds"] == '{"shop.product": "id-p", "shop.sales": "id-s"}'
+    assert RECORD.snapshot == Snapshot(RECORD.versions, IDS)
+    # a tile recorded before ids were kept stays readable; its identity is unknown
+    older = {k: v for k, v in properties.items() if k != "mvlattice.sourceIds"}
+    assert from_properties(older) == replace(RECORD, source_ids=None)
+    assert from_properties(older).snapshot.ids == {}
+    assert from_properties({**properties, "mvlattice.sourceIds": "[1]"}) is None
     assert RECORD.spec == TileSpec("star", ("the_year",), RECORD.measures)
     assert spec_from_json(spec_json(RECORD.spec)) == RECORD.spec

@@ -123,3 +123,42 @@ def test_local_delta_log_versions_commits_and_checksums(tmp_path: Path) -> None:
     assert deltalog.commit_time(None, str(table), 1) == pytest.approx(2.5)
     assert deltalog.checksum(None, str(table), 1)["numFiles"] == 2
     assert deltalog.checksum(None, str(table), 0) is None
+
+
+def test_table_id_and_last_data_commit_from_a_local_log(tmp_path: Path) -> None:
+    table = tmp_path / "t"
+    log = table / "_delta_log"
+    log.mkdir(parents=True)
+    write_commit(log, 0, [{"commitInfo": {"operation": "CREATE"}}, {"metaData": {"id": "first"}}])
+    write_commit(
+        log,
+        1,
+        [
+            {"commitInfo": {"operation": "WRITE", "userMetadata": "ours"}},
+            {"add": {"path": "a", "dataChange": True}},
+        ],
+    )
+    write_commit(
+        log,
+        2,
+        [
+            {"commitInfo": {"operation": "OPTIMIZE"}},
+            {"add": {"path": "big", "dataChange": False}},
+            {"remove": {"path": "a", "dataChange": False}},
+        ],
+    )
+    write_commit(log, 3, [{"commitInfo": {"operation": "VACUUM END"}}])
+    # no checksum files: the newest commit carrying metaData answers
+    assert deltalog.table_id(None, str(table), 3) == "first"
+    (log / "00000000000000000003.crc").write_text(json.dumps({"metadata": {"id": "from-crc"}}))
+    assert deltalog.table_id(None, str(table), 3) == "from-crc"  # the checksum, one read
+    # OPTIMIZE and VACUUM change no rows: the last data change is still version 1's
+    last = deltalog.last_data_commit(None, str(table), 3)
+    assert last is not None and (last.version, last.user_metadata) == (1, "ours")
+    write_commit(log, 4, [{"commitInfo": {"operation": "DELETE"}}, {"remove": {"path": "big"}}])
+    assert deltalog.last_data_commit(None, str(table), 4).operation == "DELETE"
+    # commits cleaned up behind a checkpoint: without Spark neither is known
+    (log / "00000000000000000000.json").unlink()
+    (log / "00000000000000000001.json").unlink()
+    assert deltalog.table_id(None, str(table), 2) is None
+    assert deltalog.last_data_commit(None, str(table), 3) is None
