@@ -14,7 +14,7 @@ from typing import Any
 
 from mvlattice.lattice.document import Problems, child, read_document, suggest
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.lattice.names import path_name_problem, sql_name_problem
+from mvlattice.lattice.names import catalog_name_problem, path_name_problem, sql_name_problem
 from mvlattice.lattice.table_columns import delta_log_columns
 from mvlattice.settings import join_location, resolve_warehouse, under
 
@@ -282,9 +282,12 @@ def _schema(item: Any, path: str, warehouse: str, problems: Problems) -> Schema 
         kind = None
     if name is None:
         return None
-    _check_name(name, child(path, "name"), "schema name", problems, path_name_problem(name, False))
     location = _schema_location(element, kind, name, warehouse, path, problems)
     database = element.get("database", name) if kind == "catalog" else None
+    # mvlattice registers the schema in Spark's catalog unless it IS a database there.
+    own = kind == "catalog" and database == name
+    reason = path_name_problem(name, dotted=False) if own else catalog_name_problem(name)
+    _check_name(name, child(path, "name"), "schema name", problems, reason)
     tables = _tables(element.get("tables", []), name, kind, location, database, path, problems)
     if kind is None and tables:
         problems.add(
@@ -351,11 +354,13 @@ def _table(
     if name is None:
         return None
     where = None
-    raw = element.get("path")
-    in_path = kind in ("delta", "parquet", "csv") and not (isinstance(raw, str) and raw)
-    reason = path_name_problem(name) if in_path else sql_name_problem(name)
+    # Registered in Spark's catalog as schema.table, except the tables of a catalog schema
+    # that is itself the database (they are read under the catalog's own names).
+    registered = kind != "catalog" or database != schema
+    reason = catalog_name_problem(name) if registered else sql_name_problem(name)
     _check_name(name, child(path, "name"), "table name", problems, reason)
     if kind in ("delta", "parquet", "csv"):
+        raw = element.get("path")
         base = location or ""
         where = under(base, raw) if isinstance(raw, str) and raw else join_location(base, name)
     columns = None

@@ -11,7 +11,7 @@ from sqlglot import exp
 from mvlattice.lattice.document import Problems, child, suggest
 from mvlattice.lattice.durations import check_cron, parse_duration
 from mvlattice.lattice.lattice import Lattice, Measure, RefreshPolicy, TileSpec
-from mvlattice.lattice.names import path_name_problem
+from mvlattice.lattice.names import catalog_name_problem, path_name_problem
 from mvlattice.lattice.star import ColumnsOf, Star, build_star
 from mvlattice.lattice.stored_names import stored_name_clashes
 
@@ -99,7 +99,7 @@ def parse_materializations(
 def _bad_table(table: str, element: Mapping[str, Any], path: str, problems: Problems) -> bool:
     """A materialization's table is a name, and its files go under the warehouse by that name
     (`jobs.naming.materialization_location`): no path tricks, no '.' (see `names`)."""
-    reason = path_name_problem(table, dotted=False)
+    reason = catalog_name_problem(table)  # registered as schema.table, stored by that name
     if reason is None:
         return False
     key = "table" if "table" in element else "view"

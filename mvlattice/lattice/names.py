@@ -11,14 +11,19 @@ only where quoting cannot help:
   quoted identifier (``c${env:HOME}`` would read another column), and identifiers have no
   escape for it;
 - names mvlattice writes as `schema.table` and splits again (schemas, materialization tables)
-  hold no `.`.
+  hold no `.`;
+- names registered in Spark's session catalog (the model's schemas and their tables, the
+  materializations' tables) hold only letters, digits and `_`: that catalog refuses any other
+  table or database name (INVALID_SCHEMA_OR_RELATION_NAME), however it is quoted.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 SEPARATORS = ("/", "\\")
+CATALOG_NAME = re.compile(r"[A-Za-z0-9_]+")  # Spark's SessionCatalog.validateName
 
 
 def sql_name_problem(name: str) -> str | None:
@@ -42,3 +47,12 @@ def path_name_problem(name: str, dotted: bool = True) -> str | None:
     if not dotted and "." in name:
         return "contains '.'; it must be a plain name (mvlattice writes it as schema.table)"
     return sql_name_problem(name)
+
+
+def catalog_name_problem(name: str) -> str | None:
+    """Why `name` cannot be a table or database of Spark's session catalog (nor a path
+    segment under the warehouse), or None."""
+    reason = path_name_problem(name, dotted=False)
+    if reason is None and CATALOG_NAME.fullmatch(name) is None:
+        reason = "is not a name Spark's catalog accepts (only letters, digits and _)"
+    return reason
