@@ -20,7 +20,7 @@ from mvlattice.service.http.security import check_binding
 from mvlattice.service.http.workspaces import WorkspaceBackend
 from mvlattice.service.metrics import Metrics
 from mvlattice.service.querylog import Request
-from mvlattice.service.querylog_writer import QueryLogWriter
+from mvlattice.service.querylog_writer import LogOptions, QueryLogWriter
 from mvlattice.workspace import Workspace
 
 Say = Callable[[str], None]
@@ -37,12 +37,14 @@ class Runtime:
         *,
         log_interval: float = 2.0,
         query_timeout: float = 60.0,
+        log_options: LogOptions | None = None,
     ):
         self.workspaces = dict(workspaces)
         self.backend = WorkspaceBackend(self.workspaces, query_timeout)
         self.metrics = Metrics()
         self.say = say
         self.log_interval = log_interval
+        self.log_options = log_options or LogOptions()
         self.writers: dict[str, QueryLogWriter] = {}
         self.schedulers: list[Any] = []
         self.scheduled: list[tuple[str, Any]] = []  # (model, its scheduler)
@@ -54,13 +56,21 @@ class Runtime:
         self.backend.start()
         for ws in self.workspaces.values():
             if ws.warehouse not in self.writers:
-                writer = QueryLogWriter(ws.spark, ws.warehouse, interval=self.log_interval)
+                writer = QueryLogWriter(
+                    ws.spark, ws.warehouse, interval=self.log_interval, options=self.log_options
+                )
                 self.writers[ws.warehouse] = writer.start()
         self.metrics.gauges["mvlattice_query_log_pending"] = lambda: sum(
             w.pending for w in self.writers.values()
         )
         self.metrics.gauges["mvlattice_query_log_dropped_total"] = lambda: sum(
             w.dropped for w in self.writers.values()
+        )
+        self.metrics.gauges["mvlattice_query_log_rejected_total"] = lambda: sum(
+            w.rejected for w in self.writers.values()
+        )
+        self.metrics.gauges["mvlattice_query_log_append_failures_total"] = lambda: sum(
+            w.failures for w in self.writers.values()
         )
         if schedule:
             for name, ws in self.workspaces.items():
@@ -171,16 +181,20 @@ def serve(
     schedule: bool = True,
     say: Say | None = None,
     tls: tuple[str, str] | None = None,
+    log_options: LogOptions | None = None,
 ) -> None:
     """Run until stopped. Raises UsageError for a bad binding before anything starts.
-    `tls`: (certificate file, key file) to serve HTTPS."""
+    `tls`: (certificate file, key file) to serve HTTPS; `log_options`: the query log's
+    retention and literals."""
     import uvicorn
 
     settings = settings or Settings()
     say = say or (lambda line: print(f"mvlattice: {line}", file=sys.stderr, flush=True))
     check_binding(host, settings.token, tls is not None)
     check_port(host, port)
-    runtime = Runtime(workspaces, say, query_timeout=settings.query_timeout)
+    runtime = Runtime(
+        workspaces, say, query_timeout=settings.query_timeout, log_options=log_options
+    )
     runtime.service = service = Service(
         runtime.backend, settings, runtime.metrics, record=runtime.record,
         schedule=runtime.schedule,
