@@ -9,6 +9,7 @@ from pathlib import Path
 from mvlattice.errors import UsageError
 from mvlattice.service.cli import spark_options
 from mvlattice.service.output import dumps, table
+from mvlattice.service.querylog_retention import DEFAULT_RETENTION, FOREVER, retention_argument
 from mvlattice.workspace import Workspace
 
 SQL_WIDTH = 80  # the log's SQL column in text output
@@ -63,6 +64,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tls-cert", help="PEM certificate file: serve HTTPS (needed off loopback)")
     p.add_argument("--tls-key", help="PEM private key file of --tls-cert")
     p.add_argument("--no-scheduler", action="store_true", help="do not run scheduled refreshes")
+    p.add_argument(
+        "--query-log-retention",
+        type=retention_argument,
+        default=DEFAULT_RETENTION,
+        metavar="DURATION",
+        help=f"keep query-log records this long ('30d', '12h') or '{FOREVER}' "
+        f"(default {DEFAULT_RETENTION}); small files are compacted either way",
+    )
+    p.add_argument(
+        "--query-log-literals",
+        choices=("keep", "blank"),
+        default="keep",
+        help="'blank' stores SQL with its literals replaced by ? (default keep)",
+    )
     spark_options(p)
     p.set_defaults(handler=serve)
 
@@ -71,6 +86,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--since", help="only since then: a duration ago ('2h', '7d') or ISO time")
     p.add_argument("--limit", type=_positive, help="only the last N entries")
     p.add_argument("--json", action="store_true", help="print a JSON document")
+    p.add_argument(
+        "--prune",
+        type=lambda text: (text, retention_argument(text)),  # None is "forever", not unset
+        metavar="DURATION",
+        help=f"instead: delete records older than DURATION ('30d', or '{FOREVER}': none) "
+        "and compact the log's files",
+    )
     spark_options(p)
     p.set_defaults(handler=log)
 
@@ -79,6 +101,7 @@ def serve(args: argparse.Namespace) -> int:
     from mvlattice.service.http import server
     from mvlattice.service.http.app import Settings
     from mvlattice.service.http.security import check_binding, check_tls, read_token
+    from mvlattice.service.querylog_writer import LogOptions
 
     token = read_token(args.token_file)
     tls = check_tls(args.tls_cert, args.tls_key)
@@ -97,8 +120,9 @@ def serve(args: argparse.Namespace) -> int:
         max_waiting=args.max_waiting,
         max_response_bytes=args.max_response_bytes,
     )
+    log_options = LogOptions(retention=args.query_log_retention, literals=args.query_log_literals)
     server.serve(workspaces, host=args.host, port=args.port, settings=settings,
-                 schedule=not args.no_scheduler, tls=tls)  # fmt: skip
+                 schedule=not args.no_scheduler, tls=tls, log_options=log_options)  # fmt: skip
     return 0
 
 
@@ -107,6 +131,11 @@ def log(args: argparse.Namespace) -> int:
 
     since = parse_since(args.since)
     ws = _workspace(args, args.model)
+    if args.prune is not None:
+        from mvlattice.service.querylog_retention import prune
+
+        print(f"query log: {prune(ws.spark, ws.warehouse, args.prune[1]).describe()}")
+        return 0
     records = read_log(ws.warehouse, since, spark=ws.spark)
     if args.limit is not None:
         records = records[len(records) - args.limit :] if args.limit else ()

@@ -56,6 +56,16 @@ def parse_retention(text: str) -> float | None:
     return seconds
 
 
+def retention_argument(text: str) -> float | None:
+    """`parse_retention` for argparse (`serve --query-log-retention`, `log --prune`)."""
+    import argparse
+
+    try:
+        return parse_retention(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def prune(
     spark: SparkSession,
     warehouse: str,
@@ -63,10 +73,11 @@ def prune(
     *,
     now: dt.datetime | None = None,
     max_files: int = MAX_FILES,
+    vacuum: bool = True,
 ) -> Pruned:
     """Delete records older than `keep` seconds (None: none), compact past `max_files` data
-    files. Cheap when there is nothing to do: a count that file statistics answer, and the
-    snapshot's file count."""
+    files and, if `vacuum` and either happened, vacuum. Cheap when there is nothing to do: a
+    count that file statistics answer, and the snapshot's file count."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -87,7 +98,7 @@ def prune(
     compact = before > max_files
     if compact:
         table.optimize().executeCompaction()
-    if deleted or compact:
+    if vacuum and (deleted or compact):
         table.vacuum()  # only files unreferenced for Delta's retention (7 days by default)
     return Pruned(deleted, before, _data_files(table) if compact else before, cutoff)
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mvlattice.service")
 
 PRUNE_APPENDS = 200  # a pruning (compaction) after this many appends, whatever the clock says
+VACUUM_EVERY = 86_400.0  # seconds: a vacuum lists every file of the table, prunings need not
 KEEP_SET_ASIDE = 100  # set-aside records kept in memory for inspection
 Append = Callable[[Sequence[LogRecord]], int]
 
@@ -119,7 +120,7 @@ class QueryLogWriter:
         self._closing = False
         self.written = self.dropped = self.failures = self.rejected = self.pruned = 0
         self.set_aside: deque[SetAside] = deque(maxlen=KEEP_SET_ASIDE)
-        self._next_prune = time.monotonic()  # at start
+        self._next_prune = self._next_vacuum = time.monotonic()  # at start
         self._appends = 0
         self._thread = threading.Thread(target=self._run, name="mvlattice-querylog", daemon=True)
 
@@ -222,9 +223,15 @@ class QueryLogWriter:
 
     def _prune(self) -> None:
         self._appends = 0
-        self._next_prune = time.monotonic() + (self.options.prune_every or 0.0)
+        now = time.monotonic()
+        self._next_prune = now + (self.options.prune_every or 0.0)
+        vacuum = now >= self._next_vacuum
         try:
-            done = querylog_retention.prune(self.spark, self.warehouse, self.options.retention)
+            done = querylog_retention.prune(
+                self.spark, self.warehouse, self.options.retention, vacuum=vacuum
+            )
+            if vacuum and (done.deleted or done.files_after != done.files_before):
+                self._next_vacuum = now + VACUUM_EVERY
         except Exception as exc:  # noqa: BLE001 - retention must never stop the log
             log.warning("query log: pruning failed: %s", _first_line(exc))
             return
