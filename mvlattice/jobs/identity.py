@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mvlattice.jobs.record import TableId, Version
+from mvlattice.jobs.record import TableId, TileRecord, Version, commit_tag
 
 if TYPE_CHECKING:
     from mvlattice.jobs.changes import Commit
@@ -62,12 +62,14 @@ def identity_changes(
     return tuple(found)
 
 
-def tile_change(tag: str, last: Commit | None) -> str | None:
-    """Why a tile's data may not be what its record says, or None when its newest
-    data-changing commit (`last`) is the one that wrote the record (its `userMetadata` is
-    `tag`). `last` None: that commit is no longer in the log, so who made it is unknown."""
+def tile_change(record: TileRecord, last: Commit | None) -> str | None:
+    """Why a tile's rows may not be what its `record` says, or None when its newest
+    data-changing commit (`last`) is the one that wrote the record (tagged `commit_tag`).
+    `last` None: that commit is no longer in the log, so who made it is unknown."""
+    if record.source_ids is None:  # written before commits were tagged: cannot be told apart
+        return "it was built by an older mvlattice (no source table ids, no commit tag)"
     if last is None:
         return "its newest data change can no longer be read from its Delta log"
-    if last.user_metadata == tag:
+    if last.user_metadata == commit_tag(record):
         return None
     return f"version {last.version} of the table ({last.operation}) was not written by mvlattice"

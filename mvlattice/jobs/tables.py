@@ -83,7 +83,7 @@ class TableReader:
         change = None
         if record is not None:  # read from the log: one small file, once per version
             last = deltalog.last_data_commit(self.spark, location, version)
-            change = tile_change(commit_tag(record), last)
+            change = tile_change(record, last)
         return TableState(version, record, size, files, change)
 
 

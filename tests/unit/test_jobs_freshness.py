@@ -112,21 +112,22 @@ def test_identity_decision_from_recorded_and_current_ids() -> None:
 
 def test_tile_change_compares_the_last_writer_with_the_records_tag() -> None:
     tag = commit_tag(RECORD)
-    assert (
-        tag == "mvlattice build mvlattice.star__the_year__abc123 at 2023-11-14T22:13:20.000+00:00"
-    )
-    ours = parse_commit(
-        5, [{"commitInfo": {"operation": "CREATE OR REPLACE", "userMetadata": tag}}]
-    )
-    assert tile_change(tag, ours) is None
+    assert tag == f"mvlattice build {RECORD.name} at 2023-11-14T22:13:20.000+00:00"
+    written = {"commitInfo": {"operation": "CREATE OR REPLACE", "userMetadata": tag}}
+    ours = parse_commit(5, [written, {"add": {"path": "a"}}])
+    assert tile_change(RECORD, ours) is None
     theirs = parse_commit(6, [{"commitInfo": {"operation": "DELETE"}}, {"remove": {"path": "a"}}])
-    assert tile_change(tag, theirs) == (
+    assert tile_change(RECORD, theirs) == (
         "version 6 of the table (DELETE) was not written by mvlattice"
     )
     other_build = parse_commit(7, [{"commitInfo": {"operation": "WRITE", "userMetadata": "x"}}])
-    assert tile_change(tag, other_build) is not None
-    assert tile_change(tag, None) == (
+    assert tile_change(RECORD, other_build) is not None
+    assert tile_change(RECORD, None) == (
         "its newest data change can no longer be read from its Delta log"
+    )
+    older = replace(RECORD, source_ids=None)  # written before commits were tagged
+    assert tile_change(older, ours) == (
+        "it was built by an older mvlattice (no source table ids, no commit tag)"
     )
 
 
