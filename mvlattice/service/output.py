@@ -77,18 +77,20 @@ def day_time_interval(value: dt.timedelta) -> str:
 def printable_intervals(frame: DataFrame) -> DataFrame:
     """`frame` with every column that holds an interval (at any depth) cast to STRING — Spark's
     own text, e.g. INTERVAL '1-2' YEAR TO MONTH — so that it can be collected at all."""
-    from pyspark.sql import functions as F
-
     fields = frame.schema.fields
     if not any(_has_interval(f.dataType) for f in fields):
         return frame
+    # By position: names may repeat (a join's `id` and `id`) or hold backticks, and even
+    # `frame[i]` resolves by name — so rename to positions, cast, and rename back.
+    from pyspark.sql import functions as F
+
+    names = [f.name for f in fields]
+    numbered = frame.toDF(*(f"_{i}" for i in range(len(fields))))
     columns = [
-        F.col(f"`{f.name}`").cast("string").alias(f.name)
-        if _has_interval(f.dataType)
-        else F.col(f"`{f.name}`")
-        for f in fields
+        F.col(f"_{i}").cast("string") if _has_interval(f.dataType) else F.col(f"_{i}")
+        for i, f in enumerate(fields)
     ]
-    return frame.select(*columns)
+    return numbered.select(*columns).toDF(*names)
 
 
 def _has_interval(kind: DataType) -> bool:

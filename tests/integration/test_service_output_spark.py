@@ -62,3 +62,10 @@ def test_a_collected_day_time_interval_reads_as_sparks_text(spark: Any, interval
     value, text = spark.sql(query).first()  # a timedelta, collected without printable_intervals
     assert json.loads(dumps(value)) == text
     assert spark.sql(f"SELECT {text} = {interval}").first()[0] is True
+
+
+def test_interval_columns_with_repeated_or_odd_names(spark: Any) -> None:
+    sql = "SELECT INTERVAL '1-2' YEAR TO MONTH AS a, 1 AS a, INTERVAL '3' MONTH AS `b``c`"
+    frame = printable_intervals(spark.sql(sql))
+    assert frame.columns == ["a", "a", "b`c"]
+    assert list(frame.first()) == ["INTERVAL '1-2' YEAR TO MONTH", 1, "INTERVAL '3' MONTH"]
