@@ -181,6 +181,8 @@ class QueryLogWriter:
 
     def _deliver(self, records: list[LogRecord], *, closing: bool) -> None:
         """Append with isolation first, then plain retries after pauses; never forever."""
+        if not records:
+            return  # every request of the batch was set aside already
         for attempt in range(1 if closing else self.attempts):
             if attempt and not self._pause(min(30.0, self.interval * 2**attempt)):
                 break  # closing: no more retries
