@@ -1,0 +1,128 @@
+"""The sandbox's decision on plan trees, without Spark: relations by name, views trusted,
+operators and expressions by allow-list, generators and sized values bounded, deep trees."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mvlattice.errors import RefusedSqlError
+from mvlattice.sandbox.plan_tree import build_forest
+from mvlattice.sandbox.policy import check_plan, make_policy
+
+L = "org.apache.spark.sql.catalyst.plans.logical."
+E = "org.apache.spark.sql.catalyst.expressions."
+RELATION = "org.apache.spark.sql.execution.datasources.LogicalRelation"
+BUILTINS = {
+    "sum": E + "aggregate.Sum",
+    "repeat": E + "StringRepeat",
+    "reflect": E + "CallMethodViaReflection",
+    "java_method": E + "CallMethodViaReflection",
+    "ceil": E + "CeilExpressionBuilder",
+    "upper": E + "Upper",
+}
+POLICY = make_policy(["shop.sales", "Shop.Product"], ["mvlattice"], BUILTINS)
+
+
+def node(cls: str, children: int = 0, **fields: Any) -> dict[str, Any]:
+    return {"class": cls, "num-children": children, **fields}
+
+
+def relation(database: str | None, table: str) -> dict[str, Any]:
+    ident = None if database is None else {"database": database, "table": table,
+                                           "catalog": "spark_catalog"}  # fmt: skip
+    return node(RELATION, catalogTable=None if ident is None else {"identifier": ident})
+
+
+def project(*expressions: list[dict[str, Any]], child: dict[str, Any]) -> list[dict[str, Any]]:
+    return [node(L + "Project", 1, projectList=list(expressions), child=0), child]
+
+
+def literal(value: object) -> dict[str, Any]:
+    return node(E + "Literal", value=str(value), dataType="integer")
+
+
+def check(flat: list[dict[str, Any]]) -> None:
+    check_plan(build_forest(flat), POLICY)
+
+
+def test_model_tables_and_tiles_are_read_case_insensitively() -> None:
+    check(project([node(E + "Upper", 1), literal(1)], child=relation("SHOP", "Sales")))
+    check(project([literal(1)], child=relation("shop", "product")))
+    check(project([literal(1)], child=relation("mvlattice", "any_tile")))
+
+
+@pytest.mark.parametrize(
+    "database, table, says",
+    [("shop", "secrets", "shop.secrets is not a table"), ("other", "sales", "other.sales"),
+     (None, "/etc/hostname", "file or path")],
+)  # fmt: skip
+def test_other_relations_are_refused(database: str | None, table: str, says: str) -> None:
+    with pytest.raises(RefusedSqlError, match=says):
+        check(project([literal(1)], child=relation(database, table)))
+
+
+def test_a_view_of_the_model_is_trusted_but_not_another() -> None:
+    desc = {"identifier": {"database": "shop", "table": "sales", "catalog": "spark_catalog"}}
+    inner = relation("warehouse_db", "raw_sales")
+    check([node(L + "View", 1, desc=desc, child=0), inner])
+    other = {"identifier": {"database": "x", "table": "v", "catalog": "spark_catalog"}}
+    with pytest.raises(RefusedSqlError, match="x.v"):
+        check([node(L + "View", 1, desc=other, child=0), inner])
+
+
+def test_operators_outside_the_list_are_refused() -> None:
+    with pytest.raises(RefusedSqlError, match="TRANSFORM"):
+        check([node(L + "ScriptTransformation", 1, script="id", child=0), node(L + "OneRowRelation")])
+    with pytest.raises(RefusedSqlError, match="operator SomethingNew"):
+        check([node(L + "SomethingNew")])
+
+
+def test_denied_and_unknown_functions_are_refused_wherever_they_hide() -> None:
+    reflect = node(E + "CallMethodViaReflection", 1)
+    in_subquery = node(E + "ScalarSubquery", 0, plan=project([reflect, literal(1)],
+                                                             child=node(L + "OneRowRelation")))
+    filtered = [node(L + "Filter", 1, condition=[node(E + "IsNotNull", 1), in_subquery], child=0),
+                relation("shop", "sales")]  # fmt: skip
+    with pytest.raises(RefusedSqlError, match=r"java_method\(\) / reflect\(\)"):
+        check(filtered)
+    with pytest.raises(RefusedSqlError, match="expression MysteryUDF"):
+        check(project([node(E + "MysteryUDF")], child=node(L + "OneRowRelation")))
+    with pytest.raises(RefusedSqlError, match="ScalaUDF"):
+        check(project([node(E + "ScalaUDF")], child=node(L + "OneRowRelation")))
+
+
+def test_a_builder_stands_for_the_class_it_builds() -> None:
+    check(project([node(E + "Ceil", 1), literal(1)], child=node(L + "OneRowRelation")))
+
+
+@pytest.mark.parametrize("end, ok", [(10_000_000, True), (10_000_001, False), (10**12, False)])
+def test_range_is_bounded(end: int, ok: bool) -> None:
+    flat = [node(L + "Range", start=0, end=end, step=1)]
+    if ok:
+        check(flat)
+    else:
+        with pytest.raises(RefusedSqlError, match="range"):
+            check(flat)
+
+
+def test_sized_functions_need_a_small_literal() -> None:
+    def repeat(count: dict[str, Any]) -> list[dict[str, Any]]:
+        return project([node(E + "StringRepeat", 2), literal("'x'"), count],
+                       child=node(L + "OneRowRelation"))  # fmt: skip
+
+    check(repeat(literal(100_000)))
+    with pytest.raises(RefusedSqlError, match=r"repeat\(\) needs a literal size"):
+        check(repeat(literal(100_001)))
+    with pytest.raises(RefusedSqlError, match="literal size"):
+        check(repeat(node(E + "AttributeReference", name="units")))
+
+
+def test_a_very_deep_tree_is_checked_without_recursion() -> None:
+    depth = 20_000
+    flat = [node(E + "Upper", 1) for _ in range(depth)] + [literal(1)]
+    check(project(flat, child=node(L + "OneRowRelation")))
+    flat[depth // 2] = node(E + "CallMethodViaReflection", 1)
+    with pytest.raises(RefusedSqlError, match="reflect"):
+        check(project(flat, child=node(L + "OneRowRelation")))
