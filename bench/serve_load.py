@@ -15,15 +15,24 @@ law: mean latency = clients / throughput). As a baseline in the same run, the sa
 a server whose backend answers at once without rewriting (the HTTP layer alone: auth, body
 limit, SQL gate, JSON, metrics, query-log hand-off); --no-baseline skips it.
 
+With --mixed the clients run queries (`POST /v1/query`, executed in the service's sandbox)
+instead of rewrites, and a share of their requests (--hostile-share, 1 in 4) are hostile: script
+transforms, file-path relations (the query log's too), reflection, function creation, commands,
+the same hidden in CTEs and subqueries, huge generators, deep nesting, a foreign Host or Origin,
+form POSTs, no token. It reports per class (normal / hostile) the count, statuses and p50/p99
+latency, and fails (exit 1) on any 5xx, any normal query not answered 200 or any hostile request
+not refused with a 4xx. No solo run or HTTP-only baseline then; a short warm-up goes first.
+
     python bench/serve_load.py [--clients 32] [--seconds 60] [--solo-seconds 10] [--json]
                                [--url http://127.0.0.1:PORT] [--token-file F] [--keep]
-                               [--no-baseline]
+                               [--no-baseline] [--mixed [--hostile-share 0.25]]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import re
@@ -31,6 +40,8 @@ import sys
 import tempfile
 import time
 import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,24 +73,47 @@ def mix(rng: random.Random) -> tuple[str, bool]:
 
 
 class Connection:
-    """A minimal HTTP/1.1 keep-alive client: enough for JSON POSTs to our own server."""
+    """A minimal HTTP/1.1 keep-alive client: enough for JSON POSTs to our own server, and for
+    the requests a hostile client would send (another Host, an Origin, a form body, no token)."""
 
     def __init__(self, host: str, port: int, token: str | None) -> None:
         self.host, self.port, self.token = host, port, token
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+    async def post(
+        self, path: str, body: bytes, headers: dict[str, str | None] | None = None
+    ) -> tuple[int, bytes]:
+        return await self.request("POST", path, body, headers)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes = b"",
+        headers: dict[str, str | None] | None = None,
+    ) -> tuple[int, bytes]:
+        """(status, body). `headers` replace the defaults (Host, Authorization, Content-Type)
+        by name, case-insensitively; a None value leaves that header out."""
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        auth = f"Authorization: Bearer {self.token}\r\n" if self.token else ""
-        head = (
-            f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{auth}"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        fields: dict[str, tuple[str, str | None]] = {
+            "host": ("Host", f"{self.host}:{self.port}"),
+            "authorization": ("Authorization", f"Bearer {self.token}" if self.token else None),
+            "content-type": ("Content-Type", "application/json"),
+        }
+        for name, value in (headers or {}).items():
+            fields[name.lower()] = (name, value)
+        fields["content-length"] = ("Content-Length", str(len(body)))
+        lines = "".join(
+            f"{name}: {value}\r\n" for name, value in fields.values() if value is not None
         )
-        self.writer.write(head.encode() + body)
+        self.writer.write(f"{method} {path} HTTP/1.1\r\n{lines}\r\n".encode("latin-1") + body)
         await self.writer.drain()
         status_line = await self.reader.readline()
+        if not status_line:  # the server closed the connection instead of answering
+            await self.close()
+            raise ConnectionResetError("connection closed before an answer")
         length, close = 0, False
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode("latin-1").partition(":")
@@ -186,6 +220,436 @@ def server_rewrite_times(url: str, token: str | None) -> dict:
     }
 
 
+# -- mixed mode: normal queries among hostile requests --------------------------------------------
+# Hostile requests, by kind; {warehouse} and {data} are the served warehouse and data folders.
+# None of them may be answered other than with a 4xx (and a one-line JSON error).
+HOSTILE_SQL: tuple[tuple[str, str], ...] = (
+    # script transforms, also hidden in CTEs and subqueries
+    ("transform", "SELECT TRANSFORM(1) USING 'id' AS (out STRING)"),
+    ("transform", "SELECT TRANSFORM(product_id) USING 'cat /etc/passwd' AS (o STRING) "
+                  "FROM shop.product"),
+    ("transform", "WITH c AS (SELECT TRANSFORM(1) USING 'id' AS (o STRING)) SELECT * FROM c"),
+    ("transform", "SELECT * FROM shop.sales WHERE units IN "
+                  "(SELECT TRANSFORM(1) USING 'id' AS (o INT))"),
+    # path relations of each file format (the query log and the model's own data too)
+    ("path", "SELECT * FROM text.`/etc/hostname`"),
+    ("path", "SELECT * FROM csv.`/etc/passwd`"),
+    ("path", "SELECT * FROM json.`/etc/hostname`"),
+    ("path", "SELECT * FROM parquet.`/tmp`"),
+    ("path", "SELECT * FROM orc.`/tmp`"),
+    ("path", "SELECT * FROM binaryFile.`/etc/hostname`"),
+    ("path", "SELECT * FROM delta.`{warehouse}/_mvlattice/query_log`"),
+    ("path", "SELECT * FROM parquet.`{warehouse}/_mvlattice/query_log`"),
+    ("path", "SELECT count(*) FROM json.`{warehouse}/_mvlattice/query_log/_delta_log`"),
+    ("path", "SELECT * FROM delta.`{data}/sales`"),
+    ("path", "SELECT * FROM parquet.`{data}/sales`"),
+    ("path", "WITH x AS (SELECT * FROM text.`/etc/hostname`) SELECT * FROM x"),
+    ("path", "WITH q AS (SELECT * FROM delta.`{warehouse}/_mvlattice/query_log`) "
+             "SELECT count(*) FROM q"),
+    ("path", "SELECT * FROM shop.sales WHERE year IN "
+             "(SELECT length(value) FROM text.`/etc/hostname`)"),
+    ("path", "SELECT * FROM shop.sales WHERE EXISTS (SELECT 1 FROM delta.`{data}/product`)"),
+    ("path", "SELECT * FROM read_files('/etc/hostname')"),
+    # reflection and other functions that reach out of the plan
+    ("reflection", "SELECT reflect('java.lang.System', 'getProperty', 'user.home')"),
+    ("reflection", "SELECT java_method('java.lang.Runtime', 'getRuntime')"),
+    ("reflection", "SELECT try_reflect('java.lang.System', 'getenv', 'HOME')"),
+    ("reflection", "WITH c AS (SELECT reflect('java.lang.System', 'getProperty', 'user.home') "
+                   "AS r) SELECT * FROM c"),
+    ("reflection", "SELECT * FROM shop.sales WHERE units = (SELECT length(java_method("
+                   "'java.lang.System', 'getProperty', 'user.home')))"),
+    ("reflection", "SELECT year FROM shop.sales GROUP BY year HAVING max(reflect("
+                   "'java.lang.System', 'getProperty', 'x')) IS NULL"),
+    ("reflection", "SELECT input_file_name() FROM shop.sales"),
+    ("reflection", "SELECT current_user()"),
+    ("reflection", "SELECT xpath_string('<a>1</a>', 'a')"),
+    # functions created, and commands of every kind (also hidden behind a CTE)
+    ("udf", "CREATE TEMPORARY FUNCTION f AS 'org.apache.hadoop.hive.ql.udf.UDFJson'"),
+    ("udf", "CREATE FUNCTION f AS 'x.Y' USING JAR '/tmp/x.jar'"),
+    ("udf", "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 1"),
+    ("command", "SET spark.sql.runSQLOnFiles=true"),
+    ("command", "RESET"),
+    ("command", "ADD JAR /tmp/x.jar"),
+    ("command", "ADD FILE /etc/passwd"),
+    ("command", "LIST FILES"),
+    ("command", "CACHE TABLE shop.sales"),
+    ("command", "CACHE TABLE c AS SELECT * FROM shop.sales"),
+    ("command", "UNCACHE TABLE shop.sales"),
+    ("command", "REFRESH TABLE shop.sales"),
+    ("command", "DROP TABLE shop.sales"),
+    ("command", "INSERT INTO shop.sales SELECT * FROM shop.sales"),
+    ("command", "WITH x AS (SELECT 1) INSERT INTO shop.sales SELECT * FROM x"),
+    ("command", "DELETE FROM shop.sales"),
+    ("command", "CREATE TABLE stolen AS SELECT * FROM shop.sales"),
+    ("command", "SHOW TABLES"),
+    ("command", "DESCRIBE shop.sales"),
+    ("command", "EXPLAIN SELECT 1"),
+    ("command", "USE default"),
+    ("command", "SELECT 1; DROP TABLE shop.sales"),
+    ("command", "SELECT /*+ REPARTITION(100000) */ * FROM shop.sales"),
+    # huge generators and sized values
+    ("generator", "SELECT count(*) FROM range(1000000000000)"),
+    ("generator", "WITH r AS (SELECT * FROM range(0, 9000000000000, 1)) SELECT count(*) FROM r"),
+    ("generator", "SELECT explode(sequence(1, 1000000000))"),
+    ("generator", "SELECT explode(sequence(1, units * 100000000)) FROM shop.sales"),
+    ("generator", "SELECT repeat('x', 1000000000)"),
+    ("generator", "SELECT array_repeat(1, 1000000000)"),
+    ("generator", "SELECT lpad('x', 2000000000, 'y')"),
+    ("generator", "SELECT repeat(cast(sale_id AS STRING), units * 1000000000) FROM shop.sales"),
+    # deep nesting (the deepest one is also over the service's body limit in the bench)
+    ("nesting", "SELECT " + "(" * 300 + "1" + ")" * 300),
+    ("nesting", "SELECT " + "(" * 200 + "1" + ")" * 200),
+    ("nesting", "SELECT " + "(" * 5000 + "1" + ")" * 5000),
+    ("nesting", "SELECT * FROM " + "(SELECT * FROM " * 150 + "shop.sales" + ") t" * 150),
+    # a relation that is not the model's
+    ("not_model", "SELECT * FROM default.nosuch"),
+)  # fmt: skip
+
+FORM = "application/x-www-form-urlencoded"
+# (kind, method, path, body, headers): HTTP-level hostility around an otherwise normal query.
+HOSTILE_HTTP: tuple[tuple[str, str, str, bytes, dict[str, str | None]], ...] = (
+    ("foreign_host", "POST", "/v1/query", b"", {"Host": "attacker.example:8765"}),
+    ("foreign_host", "GET", "/v1/tiles", b"", {"Host": "attacker.example"}),
+    ("foreign_origin", "POST", "/v1/query", b"", {"Origin": "http://attacker.example"}),
+    ("foreign_origin", "POST", "/v1/query", b"", {"Origin": "null"}),
+    ("foreign_origin", "POST", "/v1/query", b"", {"Sec-Fetch-Site": "cross-site"}),
+    ("form_post", "POST", "/v1/query", b"sql=select+1", {"Content-Type": FORM}),
+    ("form_post", "POST", "/v1/query", b"", {"Content-Type": "text/plain"}),
+    ("form_post", "POST", "/v1/query", b"", {"Content-Type": None}),
+    ("form_post", "POST", "/v1/tiles/units_by_year/refresh", b"a=1", {"Content-Type": FORM}),
+    ("form_post", "POST", "/v1/lattices/star/materialize", b"",
+     {"Content-Type": "multipart/form-data; boundary=x"}),
+    ("no_token", "POST", "/v1/query", b"", {"Authorization": None}),
+    ("no_token", "POST", "/v1/query", b"", {"Authorization": "Bearer not-the-token-0123456789"}),
+    ("bad_body", "POST", "/v1/query", b"{not json", {}),
+    ("bad_body", "POST", "/v1/query", b'{"sql": ""}', {}),
+    ("bad_body", "POST", "/v1/query", b'{"sql": "select 1", "stolen": true}', {}),
+    ("bad_body", "POST", "/v1/query", b'{"sql": "' + b"1" * 10_000 + b'"}', {}),
+)  # fmt: skip
+
+MIXED_TIMEOUT = 180.0  # s a mixed-mode client waits for one answer (> the server's 60 s default)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    cls: str  # normal | hostile
+    kind: str  # the hostile request's kind ("" for normal)
+    what: str  # the request, shortened
+    status: int | str  # the HTTP status, or the client-side error's name
+    ms: float
+    body_ok: bool  # 200 with rows (normal) / a one-line JSON error (hostile)
+    detail: str  # the start of the answer when it was not the expected one
+    rewritten: bool = False  # a normal query's answer came from tiles or materializations
+
+
+def hostile_picks(seed: int) -> Iterator[int]:
+    """Indexes into HOSTILE_SQL + HOSTILE_HTTP: every one in turn, shuffled anew each round, so
+    a short run still sends the whole list (the clients share one such sequence)."""
+    rng, order = random.Random(seed), list(range(len(HOSTILE_SQL) + len(HOSTILE_HTTP)))
+    while True:
+        rng.shuffle(order)
+        yield from order
+
+
+def hostile(
+    pick: int, rng: random.Random, warehouse: str, data: str
+) -> tuple[str, str, str, bytes, dict]:
+    """Hostile request number `pick`: (kind, method, path, body, headers)."""
+    if pick < len(HOSTILE_SQL):
+        kind, sql = HOSTILE_SQL[pick]
+        sql = sql.replace("{warehouse}", warehouse).replace("{data}", data)
+        return kind, "POST", "/v1/query", json.dumps({"sql": sql}).encode(), {}
+    kind, method, path, body, headers = HOSTILE_HTTP[pick - len(HOSTILE_SQL)]
+    if not body and method == "POST":  # a normal query, sent the hostile way
+        body = json.dumps({"sql": mix(rng)[0]}).encode()
+    return kind, method, path, body, headers
+
+
+def well_formed_error(payload: bytes) -> bool:
+    try:
+        doc = json.loads(payload)
+    except ValueError:
+        return False
+    error = doc.get("error") if isinstance(doc, dict) and set(doc) == {"error"} else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return (
+        isinstance(message, str)
+        and bool(message)
+        and "\n" not in message
+        and "Traceback" not in message
+        and isinstance(error.get("code"), str)
+    )
+
+
+def answered_rows(payload: bytes) -> tuple[bool, bool]:
+    """(a query's answer with its rows, rewritten onto tiles or materializations)."""
+    try:
+        doc = json.loads(payload)
+    except ValueError:
+        return False, False
+    ok = isinstance(doc, dict) and isinstance(doc.get("rows"), list)
+    return ok, ok and doc.get("rewritten") is True
+
+
+async def mixed_client(
+    url: str,
+    token: str | None,
+    seed: int,
+    stop_at: float,
+    share: float,
+    paths: tuple[str, str],
+    picks: Iterator[int],
+) -> list[Outcome]:
+    """One closed-loop client of the mixed mode: a hostile request with probability `share`,
+    else a normal `/v1/query` of the shop mix."""
+    parts = urllib.parse.urlsplit(url)
+    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
+    rng = random.Random(seed)
+    outcomes: list[Outcome] = []
+    while time.perf_counter() < stop_at:
+        if rng.random() < share:
+            kind, method, path, body, headers = hostile(next(picks), rng, *paths)
+            cls, what = "hostile", f"{kind}: {method} {path} {body[:80]!r} {headers}"
+        else:
+            sql = mix(rng)[0]
+            cls, kind, method, path, headers = "normal", "", "POST", "/v1/query", {}
+            body, what = json.dumps({"sql": sql}).encode(), sql[:120]
+        started = time.perf_counter()
+        try:
+            status, payload = await asyncio.wait_for(
+                conn.request(method, path, body, headers), MIXED_TIMEOUT
+            )
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError) as exc:
+            ms = (time.perf_counter() - started) * 1000.0
+            outcomes.append(Outcome(cls, kind, what, type(exc).__name__, ms, False, str(exc)))
+            await conn.close()
+            await asyncio.sleep(0.1)  # no busy loop on a refused connection
+            continue
+        ms = (time.perf_counter() - started) * 1000.0
+        rewritten = False
+        if cls == "normal":
+            body_ok, rewritten = answered_rows(payload)
+        else:
+            body_ok = well_formed_error(payload)
+        expected = status == 200 if cls == "normal" else 400 <= status < 500
+        detail = "" if expected and body_ok else payload[:300].decode(errors="replace")
+        outcomes.append(Outcome(cls, kind, what, status, ms, body_ok, detail, rewritten))
+    await conn.close()
+    return outcomes
+
+
+async def watch_health(url: str, stop: asyncio.Event) -> dict:
+    """/healthz every half second during the load: the gate's peak and any other answer."""
+    parts = urllib.parse.urlsplit(url)
+    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, None)
+    peak = {"samples": 0, "max_running": 0, "max_waiting": 0, "saturated_samples": 0,
+            "not_ok": []}  # fmt: skip
+    while not stop.is_set():
+        try:
+            status, payload = await asyncio.wait_for(conn.request("GET", "/healthz"), 10.0)
+            doc = json.loads(payload) if status == 200 else {}
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError) as exc:
+            status, doc = type(exc).__name__, {}
+            await conn.close()
+        peak["samples"] += 1
+        queries = doc.get("queries") or {}
+        peak["max_running"] = max(peak["max_running"], queries.get("running", 0))
+        peak["max_waiting"] = max(peak["max_waiting"], queries.get("waiting", 0))
+        peak["saturated_samples"] += bool(queries.get("saturated"))
+        if (status != 200 or doc.get("status") != "ok") and len(peak["not_ok"]) < 5:
+            peak["not_ok"].append(f"{status} {doc.get('status')}")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.5)
+    await conn.close()
+    return peak
+
+
+async def warm_up(url: str, token: str | None) -> list[str]:
+    """Each query shape of the mix once, one after the other (not measured): the first queries
+    of a fresh driver compile and load classes. Returns the problems seen."""
+    parts = urllib.parse.urlsplit(url)
+    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
+    rng, seen, problems = random.Random(7), set(), []
+    for _ in range(64):
+        sql = mix(rng)[0]
+        shape = re.sub(r"\d+|'c\d'", "?", sql)
+        if shape in seen:
+            continue
+        seen.add(shape)
+        try:
+            status, payload = await asyncio.wait_for(
+                conn.post("/v1/query", json.dumps({"sql": sql}).encode()), MIXED_TIMEOUT
+            )
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError) as exc:
+            problems.append(f"{type(exc).__name__} on {sql[:80]}")
+            await conn.close()
+            continue
+        if status != 200:
+            problems.append(f"{status} on {sql[:80]}: {payload[:200].decode(errors='replace')}")
+    await conn.close()
+    return problems
+
+
+async def mixed_load(
+    url: str, token: str | None, clients: int, seconds: float, share: float, paths: tuple
+) -> dict:
+    stop_at = time.perf_counter() + seconds
+    started = time.perf_counter()
+    stop = asyncio.Event()
+    picks = hostile_picks(17)
+    health = asyncio.create_task(watch_health(url, stop))
+    runs = await asyncio.gather(
+        *(mixed_client(url, token, 2000 + i, stop_at, share, paths, picks) for i in range(clients))
+    )
+    elapsed = time.perf_counter() - started
+    stop.set()
+    outcomes = [o for run in runs for o in run]
+    result = {
+        "mode": "mixed",
+        "clients": clients,
+        "seconds": round(elapsed, 1),
+        "hostile_share": share,
+        "requests": len(outcomes),
+        "throughput_per_s": round(len(outcomes) / elapsed, 1),
+        "normal": class_summary([o for o in outcomes if o.cls == "normal"]),
+        "hostile": class_summary([o for o in outcomes if o.cls == "hostile"]),
+        "5xx": sum(isinstance(o.status, int) and o.status >= 500 for o in outcomes),
+        "healthz_during": await health,
+    }
+    unexpected = [o for o in outcomes if not expected(o)]
+    result["unexpected"] = [
+        {"class": o.cls, "request": o.what[:200], "status": o.status, "ms": round(o.ms, 1),
+         "answer": o.detail[:300]}
+        for o in unexpected[:10]
+    ]  # fmt: skip
+    return result
+
+
+def expected(o: Outcome) -> bool:
+    if o.cls == "normal":
+        return o.status == 200
+    return isinstance(o.status, int) and 400 <= o.status < 500
+
+
+def class_summary(outcomes: list[Outcome]) -> dict:
+    latencies = sorted(o.ms for o in outcomes)
+    statuses: dict[str, int] = {}
+    for o in outcomes:
+        statuses[str(o.status)] = statuses.get(str(o.status), 0) + 1
+    by_kind: dict[str, list[float]] = {}
+    for o in outcomes:
+        if o.kind:
+            by_kind.setdefault(o.kind, []).append(o.ms)
+    kinds = {
+        k: {"count": len(v), "p50_ms": round(percentile(sorted(v), 50), 1)}
+        for k, v in sorted(by_kind.items())
+    }
+    return {
+        "count": len(outcomes),
+        "statuses": dict(sorted(statuses.items())),
+        "p50_ms": round(percentile(latencies, 50), 2),
+        "p99_ms": round(percentile(latencies, 99), 2),
+        "max_ms": round(latencies[-1], 2) if latencies else None,
+        "as_expected": sum(expected(o) for o in outcomes),
+        "body_ok": sum(o.body_ok for o in outcomes),
+        "rewritten": sum(o.rewritten for o in outcomes),
+        **({"kinds": kinds} if kinds else {}),
+    }
+
+
+def health_now(url: str) -> dict:
+    import urllib.request
+
+    with urllib.request.urlopen(url + "/healthz", timeout=30) as response:
+        return json.loads(response.read())
+
+
+def mixed_failed(r: dict) -> bool:
+    normal, hostile = r["normal"], r["hostile"]
+    return (
+        r["5xx"] > 0
+        or normal["as_expected"] != normal["count"]
+        or hostile["as_expected"] != hostile["count"]
+    )
+
+
+def report_mixed(r: dict, as_json: bool) -> None:
+    print(
+        f"mixed  {r['clients']} clients  {r['seconds']:.1f} s  {r['requests']} requests  "
+        f"{r['throughput_per_s']:.1f} req/s  (hostile share {r['hostile_share']:g})"
+    )
+    for cls in ("normal", "hostile"):
+        c = r[cls]
+        print(
+            f"{cls:8} {c['count']:6} requests  p50 {c['p50_ms']:9.2f} ms  p99 "
+            f"{c['p99_ms']:9.2f} ms  max {c['max_ms'] or 0:9.2f} ms  statuses {c['statuses']}"
+        )
+    kinds = r["hostile"].get("kinds", {})
+    listed = ", ".join(f"{k} {v['count']} (p50 {v['p50_ms']:.0f} ms)" for k, v in kinds.items())
+    print(f"hostile kinds: {listed}")
+    h = r["healthz_during"]
+    print(
+        f"/healthz during the load: {h['samples']} samples, running <= {h['max_running']}, "
+        f"waiting <= {h['max_waiting']}, saturated in {h['saturated_samples']}, "
+        f"not ok: {h['not_ok'] or 'none'}; after: {r.get('healthz_after')}"
+    )
+    s = r["server_rewrite_time"]
+    print(
+        f"normal answers rewritten onto tiles/materializations: {r['normal']['rewritten']} of "
+        f"{r['normal']['count']}; query log pending {s['query_log_pending']}, dropped "
+        f"{s['query_log_dropped']}"
+    )
+    if r.get("warm_up_problems"):
+        print(f"warm-up problems: {r['warm_up_problems']}")
+    if "server_log" in r:
+        print(f"server log: {r['server_log']['tracebacks']} tracebacks, "
+              f"{r['server_log']['internal_errors']} internal errors")  # fmt: skip
+    n, x = r["normal"], r["hostile"]
+    print(f"5xx: {r['5xx']}")
+    print(f"normal answered (200): {n['as_expected']} of {n['count']}")
+    print(f"hostile refused with 4xx: {x['as_expected']} of {x['count']}")
+    print(f"normal 200 answers with rows: {n['body_ok']} of {n['count']}; hostile answers a "
+          f"one-line JSON error: {x['body_ok']} of {x['count']}")  # fmt: skip
+    for u in r["unexpected"]:
+        print(f"  unexpected: {u['class']} {u['status']} after {u['ms']} ms: {u['request']} "
+              f"-> {u['answer']}")  # fmt: skip
+    print(f"result: {'FAILED' if mixed_failed(r) else 'ok'}")
+    if as_json:
+        print(json.dumps(r))
+
+
+def run_mixed(args: argparse.Namespace, url: str, token: str | None, server, root) -> int:  # noqa: ANN001
+    warehouse = str(server.warehouse) if server is not None else "/tmp/mvlattice-warehouse"
+    data = str(server.model.parent / "data") if server is not None else "/tmp/mvlattice-data"
+    try:
+        say("warming up: each query shape of the mix once …")
+        problems = asyncio.run(warm_up(url, token))
+        say(f"mixed: {args.clients} clients for {args.seconds:g} s, hostile share "
+            f"{args.hostile_share:g} …")  # fmt: skip
+        results = asyncio.run(
+            mixed_load(url, token, args.clients, args.seconds, args.hostile_share,
+                       (warehouse, data))
+        )  # fmt: skip
+        results["warm_up_problems"] = problems
+        results["healthz_after"] = health_now(url).get("queries")
+        results["server_rewrite_time"] = server_rewrite_times(url, token)
+        if server is not None:
+            text = server.output()
+            results["server_log"] = {
+                "path": str(server.log),
+                "tracebacks": text.count("Traceback"),
+                "internal_errors": text.count("internal error"),
+            }
+    finally:
+        if server is not None and not args.keep:
+            server.stop()
+    report_mixed(results, args.json)
+    failed = mixed_failed(results)
+    if failed and root is not None:
+        say(f"FAILED: the server log and the warehouse are under {root} ({root / 'server.log'})")
+    return 1 if failed else 0
+
+
 # -- a self-contained server ---------------------------------------------------------------------
 def start_server(root: Path):  # noqa: ANN201 - a tests.integration Server
     from mvlattice.spark import build_session, spark_conf
@@ -266,6 +730,14 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="leave the started server running")
     parser.add_argument("--no-baseline", action="store_true", help="skip the HTTP-only baseline")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--mixed",
+        action="store_true",
+        help="executing /v1/query requests with a share of hostile ones among them",
+    )
+    parser.add_argument(
+        "--hostile-share", type=float, default=0.25, help="with --mixed: hostile share (0.25)"
+    )
     parser.add_argument("--null-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.null_server:
@@ -273,7 +745,9 @@ def main() -> int:
         return 0
     if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600:
         raise SystemExit("bounded: 1..256 clients, at most 600 s")
-    server = None
+    if not 0 <= args.hostile_share <= 1:
+        raise SystemExit("--hostile-share is a share: 0..1")
+    server, root = None, None
     if args.url:
         host = urllib.parse.urlsplit(args.url).hostname or ""
         if host not in ("127.0.0.1", "localhost", "::1"):
@@ -287,6 +761,8 @@ def main() -> int:
         from tests.integration.test_service_support import TOKEN
 
         url, token = server.url, TOKEN
+    if args.mixed:
+        return run_mixed(args, url, token, server, root)
     try:
         results = {}
         if args.solo_seconds > 0:
