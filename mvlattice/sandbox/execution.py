@@ -8,6 +8,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import JobError, QueryTimeoutError
+from mvlattice.service.output import printable_intervals
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -44,6 +45,7 @@ def collect_bounded(
     sc.setLocalProperty("spark.scheduler.pool", f"query-{threading.get_ident() % 64}")
     watcher.start()
     try:
+        frame = printable_intervals(frame)  # PySpark cannot collect every interval type
         rows = (frame.limit(limit) if limit is not None else frame).collect()
     except Exception as exc:  # noqa: BLE001 - executor failures arrive as many types
         if why:

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from mvlattice.errors import UsageError
 from mvlattice.service.cli import spark_options
 from mvlattice.service.output import dumps, table
 from mvlattice.service.querylog_retention import DEFAULT_RETENTION, FOREVER, retention_argument
+from mvlattice.spark import DEFAULT_MASTER
 from mvlattice.workspace import Workspace
 
 SQL_WIDTH = 80  # the log's SQL column in text output
@@ -175,12 +177,19 @@ def _workspace(
     args: argparse.Namespace, path: str, defaults: dict[str, str] | None = None
 ) -> Workspace:
     conf = {**(defaults or {}), **dict(args.conf)}
-    return Workspace(path, warehouse=args.warehouse, master=args.master, conf=conf)
+    ws = Workspace(path, warehouse=args.warehouse, master=args.master, conf=conf)
+    if defaults is not None and ws.master == DEFAULT_MASTER:
+        ws.master = SERVE_MASTER  # (Spark starts on first use, after this)
+    return ws
 
 
 # The service's Spark: jobs of concurrent queries share the cores (each query thread has its
 # own pool). Client SQL runs in the sandbox's own session, where SQL on file paths is off.
 SERVE_CONF = {"spark.scheduler.mode": "FAIR"}
+# Embedded, the service runs twice as many task slots as cores: a query whose few long tasks
+# hold their slots (a cross join until its deadline) leaves slots for the next query, and the
+# operating system shares the cores between them.
+SERVE_MASTER = f"local[{2 * (os.cpu_count() or 1)}]"
 
 
 def _named(paths: list[str]) -> list[tuple[str, str]]:

@@ -99,11 +99,14 @@ class Server:
         token: str | None = TOKEN,
         raw: bytes | None = None,
         timeout: float = 300.0,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         """(status, JSON body — or text when not JSON)."""
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         request = urllib.request.Request(self.url + path, data=data, method=method)
         request.add_header("Content-Type", "application/json")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
         if token is not None:
             request.add_header("Authorization", f"Bearer {token}")
         try:
@@ -130,14 +133,16 @@ class Server:
         return self.process.returncode
 
 
-def start(model: Path, warehouse: Path, log: Path, *, wait: float = 600.0) -> Server:
+def start(
+    model: Path, warehouse: Path, log: Path, *, wait: float = 600.0, extra: tuple[str, ...] = ()
+) -> Server:
     port = free_port()
     command = [
         sys.executable, "-m", "mvlattice.service.cli", "serve", str(model),
         "--port", str(port), "--warehouse", str(warehouse), "--master", "local[2]",
         "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.driver.memory=1g",
         "--token-file", str(model.parent / "token"),
-        "--max-body-bytes", str(MAX_BODY), "--max-rows", str(MAX_ROWS),
+        "--max-body-bytes", str(MAX_BODY), "--max-rows", str(MAX_ROWS), *extra,
     ]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     out = log.open("w")

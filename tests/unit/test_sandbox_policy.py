@@ -74,15 +74,20 @@ def test_a_view_of_the_model_is_trusted_but_not_another() -> None:
 
 def test_operators_outside_the_list_are_refused() -> None:
     with pytest.raises(RefusedSqlError, match="TRANSFORM"):
-        check([node(L + "ScriptTransformation", 1, script="id", child=0), node(L + "OneRowRelation")])
+        check(
+            [node(L + "ScriptTransformation", 1, script="id", child=0), node(L + "OneRowRelation")]
+        )
     with pytest.raises(RefusedSqlError, match="operator SomethingNew"):
         check([node(L + "SomethingNew")])
 
 
 def test_denied_and_unknown_functions_are_refused_wherever_they_hide() -> None:
     reflect = node(E + "CallMethodViaReflection", 1)
-    in_subquery = node(E + "ScalarSubquery", 0, plan=project([reflect, literal(1)],
-                                                             child=node(L + "OneRowRelation")))
+    in_subquery = node(
+        E + "ScalarSubquery",
+        0,
+        plan=project([reflect, literal(1)], child=node(L + "OneRowRelation")),
+    )
     filtered = [node(L + "Filter", 1, condition=[node(E + "IsNotNull", 1), in_subquery], child=0),
                 relation("shop", "sales")]  # fmt: skip
     with pytest.raises(RefusedSqlError, match=r"java_method\(\) / reflect\(\)"):

@@ -186,11 +186,12 @@ def _query_routes(app: FastAPI, service: Service) -> None:
         cancel = threading.Event()
 
         def work() -> tuple[Any, bytes]:
-            check_query(req.sql)
             out = backend.query(req.sql, req.rewrite, limit, req.model, cancel)
             return out, answer_bytes(out, limit, started, settings.max_response_bytes)
 
         try:
+            # What text alone refuses never takes a query slot.
+            await service.rewrite_thread(lambda: check_query(req.sql))
             async with service.gate.slot():
                 out, payload = await _until_disconnect(request, cancel, service.gate.run(work))
         except Exception as exc:

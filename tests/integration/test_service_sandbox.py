@@ -1,0 +1,354 @@
+"""Hostile clients against ONE real `mvlattice serve` (issue 17): script transforms, file and
+path relations, reflection, function creation, commands, hidden in CTEs and subqueries, huge
+generators, deep nesting, oversized answers, foreign Host/Origin, form POSTs. Each is refused
+with a 4xx and one line, never a 5xx or a traceback, and a normal query answers right after.
+Then the deadline: a cross join is cancelled at `--query-timeout` (and when its client goes
+away) and the cores are idle again within seconds while a normal query is still answered."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_service_support import TOKEN, Server, make_shop, start
+
+pytestmark = pytest.mark.spark
+
+TIMEOUT = 10  # --query-timeout of this module's server, seconds
+MAX_RESPONSE = 3000  # --max-response-bytes
+NORMAL = "select year, count(*) as n, sum(units) as units from shop.sales group by year"
+CROSS = ("select count(*) from shop.sales a, shop.sales b, shop.sales c, shop.sales d "
+         "where a.units + b.units + c.units + d.units >= 0")  # fmt: skip
+
+HOSTILE_SQL = [
+    # script transforms, also hidden
+    ("SELECT TRANSFORM(1) USING 'id' AS (out STRING)", "TRANSFORM"),
+    (
+        "SELECT TRANSFORM(product_id) USING 'cat /etc/passwd' AS (o STRING) FROM shop.product",
+        "TRANSFORM",
+    ),
+    ("WITH c AS (SELECT TRANSFORM(1) USING 'id' AS (o STRING)) SELECT * FROM c", "TRANSFORM"),
+    (
+        "SELECT * FROM shop.sales WHERE units IN (SELECT TRANSFORM(1) USING 'id' AS (o INT))",
+        "TRANSFORM",
+    ),
+    # path relations of each file format, the query log, hidden in CTEs and subqueries
+    ("SELECT * FROM text.`/etc/hostname`", "hostname"),
+    ("SELECT * FROM csv.`/etc/passwd`", "passwd"),
+    ("SELECT * FROM json.`/etc/hostname`", "hostname"),
+    ("SELECT * FROM parquet.`/tmp`", "tmp"),
+    ("SELECT * FROM orc.`/tmp`", "tmp"),
+    ("SELECT * FROM avro.`/tmp`", "tmp"),
+    ("SELECT * FROM binaryFile.`/etc/hostname`", "hostname"),
+    ("SELECT * FROM delta.`{warehouse}/_mvlattice/query_log`", "file or path"),
+    ("SELECT * FROM delta.`{data}/sales`", "file or path"),
+    ("SELECT * FROM parquet.`{data}/sales`", "sales"),
+    ("WITH x AS (SELECT * FROM text.`/etc/hostname`) SELECT * FROM x", "hostname"),
+    (
+        "SELECT * FROM shop.sales WHERE year IN (SELECT length(value) FROM text.`/etc/hostname`)",
+        "hostname",
+    ),
+    (
+        "SELECT * FROM shop.sales WHERE EXISTS (SELECT 1 FROM delta.`{data}/product`)",
+        "file or path",
+    ),
+    ("SELECT * FROM read_files('/etc/hostname')", ""),
+    # reflection, file names, the OS user, XML readers
+    ("SELECT reflect('java.lang.System', 'getProperty', 'user.home')", "reflect"),
+    ("SELECT java_method('java.lang.Runtime', 'getRuntime')", "java_method"),
+    ("SELECT try_reflect('java.lang.System', 'getenv', 'HOME')", "reflect"),
+    (
+        "WITH c AS (SELECT reflect('java.lang.System', 'getProperty', 'user.home') AS r) "
+        "SELECT * FROM c",
+        "reflect",
+    ),
+    (
+        "SELECT * FROM shop.sales WHERE units = (SELECT length(java_method('java.lang.System', "
+        "'getProperty', 'user.home')))",
+        "java_method",
+    ),
+    (
+        "SELECT year FROM shop.sales GROUP BY year HAVING max(reflect('java.lang.System', "
+        "'getProperty', 'x')) IS NULL",
+        "reflect",
+    ),
+    ("SELECT input_file_name() FROM shop.sales", "input_file_name"),
+    ("SELECT current_user()", "user"),
+    ("SELECT xpath_string('<a>1</a>', 'a')", "xpath"),
+    ("SELECT from_xml('<a>1</a>', 'a INT')", "from_xml"),
+    # functions and views created, commands of every kind
+    ("CREATE TEMPORARY FUNCTION f AS 'org.apache.hadoop.hive.ql.udf.UDFJson'", "only queries"),
+    ("CREATE FUNCTION f AS 'x.Y' USING JAR '/tmp/x.jar'", "only queries"),
+    ("CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 1", "only queries"),
+    ("SET spark.sql.runSQLOnFiles=true", "only queries"),
+    ("RESET", "only queries"),
+    ("ADD JAR /tmp/x.jar", "only queries"),
+    ("ADD FILE /etc/passwd", "only queries"),
+    ("LIST FILES", "only queries"),
+    ("CACHE TABLE shop.sales", "only queries"),
+    ("UNCACHE TABLE shop.sales", "only queries"),
+    ("REFRESH TABLE shop.sales", "only queries"),
+    ("DROP TABLE shop.sales", "only queries"),
+    ("INSERT INTO shop.sales SELECT * FROM shop.sales", "only queries"),
+    ("WITH x AS (SELECT 1) INSERT INTO shop.sales SELECT * FROM x", "only queries"),
+    ("DELETE FROM shop.sales", "only queries"),
+    ("CREATE TABLE stolen AS SELECT * FROM shop.sales", "only queries"),
+    ("SHOW TABLES", "only queries"),
+    ("DESCRIBE shop.sales", "only queries"),
+    ("EXPLAIN SELECT 1", "only queries"),
+    ("USE default", "only queries"),
+    ("ANALYZE TABLE shop.sales COMPUTE STATISTICS", "only queries"),
+    ("SELECT 1; DROP TABLE shop.sales", "statement"),
+    # hints that reshape the job
+    ("SELECT /*+ REPARTITION(100000) */ * FROM shop.sales", "hint"),
+    ("SELECT /*+ BROADCAST(s) */ * FROM shop.sales s", "hint"),
+    # huge generators and sized values
+    ("SELECT count(*) FROM range(1000000000000)", "range"),
+    ("WITH r AS (SELECT * FROM range(0, 9000000000000, 1)) SELECT count(*) FROM r", "range"),
+    ("SELECT explode(sequence(1, 1000000000))", "sequence"),
+    ("SELECT explode(sequence(1, units * 100000000)) FROM shop.sales", "sequence"),
+    ("SELECT repeat('x', 1000000000)", "repeat"),
+    ("SELECT array_repeat(1, 1000000000)", "array_repeat"),
+    ("SELECT lpad('x', 2000000000, 'y')", "lpad"),
+    ("SELECT repeat(cast(sale_id AS STRING), units * 1000000000) FROM shop.sales", "repeat"),
+    # deep nesting
+    ("SELECT " + "(" * 200 + "1" + ")" * 200, "nests"),
+    ("SELECT " + "(" * 1900 + "1" + ")" * 1900, "nests"),
+    ("SELECT " + "(" * 5000 + "1" + ")" * 5000, "body larger"),
+    ("SELECT * FROM " + "(SELECT * FROM " * 150 + "shop.sales" + ") t" * 150, "nests"),
+    # a relation that is not the model's
+    ("SELECT * FROM default.nosuch", "nosuch"),
+]
+
+
+@pytest.fixture(scope="module")
+def server(spark, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN001, ANN201
+    root = tmp_path_factory.mktemp("service_sandbox")
+    model = make_shop(spark, root)
+    extra = (
+        "--query-timeout",
+        str(TIMEOUT),
+        "--max-response-bytes",
+        str(MAX_RESPONSE),
+        "--no-scheduler",
+        "--master",
+        "local[4]",
+    )  # fmt: skip  (2 slots a core, as serve)
+    running = start(model, root / "warehouse", root / "server.log", extra=extra)
+    for _ in range(3):  # the first query warms the JVM up; it may meet the short deadline
+        if running.call("POST", "/v1/query", {"sql": NORMAL})[0] == 200:
+            break
+    yield running
+    running.stop()
+
+
+def truth(spark, server: Server, sql: str) -> Counter:  # noqa: ANN001
+    data = server.model.parent / "data"
+    frame = spark.read.format("delta").load(str(data / "sales"))
+    frame.createOrReplaceTempView("sandbox_sales")
+    return Counter(
+        tuple(r) for r in spark.sql(sql.replace("shop.sales", "sandbox_sales")).collect()
+    )
+
+
+def normal_answer_is_right(spark, server: Server) -> None:  # noqa: ANN001
+    status, doc = server.call("POST", "/v1/query", {"sql": NORMAL})
+    assert status == 200, doc
+    assert Counter(tuple(r) for r in doc["rows"]) == truth(spark, server, NORMAL)
+
+
+def refused_cleanly(status: int, doc: object) -> str:
+    assert 400 <= status < 500, (status, doc)
+    assert isinstance(doc, dict) and set(doc) == {"error"}, doc
+    message = doc["error"]["message"]
+    assert message and "\n" not in message and "Traceback" not in message, message
+    return message
+
+
+@pytest.mark.parametrize("sql, says", HOSTILE_SQL, ids=[s[:60] for s, _ in HOSTILE_SQL])
+def test_hostile_sql_is_refused_with_one_line(spark, server: Server, sql: str, says: str) -> None:  # noqa: ANN001
+    data = server.model.parent / "data"
+    text = sql.format(warehouse=server.warehouse, data=data)
+    status, doc = server.call("POST", "/v1/query", {"sql": text})
+    message = refused_cleanly(status, doc)
+    assert says.lower() in message.lower(), message
+    normal_answer_is_right(spark, server)
+
+
+def test_nothing_hostile_reached_the_machine(server: Server) -> None:
+    """The script transform never ran and no command changed the session or the data."""
+    assert not (Path(str(server.warehouse)) / "_spark_catalog" / "stolen").exists()
+    status, doc = server.call("POST", "/v1/query", {"sql": "select count(*) from shop.sales"})
+    assert (status, doc["rows"]) == (200, [[200]])
+
+
+HOSTILE_HTTP = [
+    ("foreign Host (DNS rebinding)", "GET", "/v1/tiles", None, {"Host": "attacker.example"}, 421),
+    (
+        "foreign Host on a query",
+        "POST",
+        "/v1/query",
+        b'{"sql": "select 1"}',
+        {"Host": "attacker.example:8765"},
+        421,
+    ),
+    (
+        "foreign Origin",
+        "POST",
+        "/v1/query",
+        b'{"sql": "select 1"}',
+        {"Origin": "http://attacker.example"},
+        403,
+    ),
+    ("null Origin", "GET", "/v1/tiles", None, {"Origin": "null"}, 403),
+    ("cross-site fetch", "GET", "/v1/lattices", None, {"Sec-Fetch-Site": "cross-site"}, 403),
+    (
+        "form POST to refresh",
+        "POST",
+        "/v1/tiles/units_by_year/refresh",
+        b"a=1",
+        {"Content-Type": "application/x-www-form-urlencoded"},
+        415,
+    ),
+    (
+        "form POST to materialize",
+        "POST",
+        "/v1/lattices/star/materialize",
+        b"",
+        {"Content-Type": "multipart/form-data; boundary=x"},
+        415,
+    ),
+    (
+        "text/plain query",
+        "POST",
+        "/v1/query",
+        b'{"sql": "select 1"}',
+        {"Content-Type": "text/plain"},
+        415,
+    ),
+    ("body not JSON", "POST", "/v1/query", b"{not json", {}, 400),
+    ("empty SQL", "POST", "/v1/query", b'{"sql": ""}', {}, 400),
+    ("body over the limit", "POST", "/v1/query", b'{"sql": "' + b"1" * 10_000 + b'"}', {}, 413),
+]
+
+
+@pytest.mark.parametrize("what, method, path, body, headers, expected", HOSTILE_HTTP,
+                         ids=[h[0] for h in HOSTILE_HTTP])  # fmt: skip
+def test_hostile_requests_are_refused(
+    spark, server: Server, what: str, method: str, path: str, body: bytes | None,  # noqa: ANN001
+    headers: dict, expected: int,
+) -> None:  # fmt: skip
+    status, doc = server.call(method, path, raw=body, headers=headers)
+    assert status == expected, (what, doc)
+    refused_cleanly(status, doc)
+    normal_answer_is_right(spark, server)
+
+
+def test_an_answer_over_the_byte_limit_is_cut_or_refused(server: Server) -> None:
+    wide = "select s.*, repeat('x', 100) as pad from shop.sales s"
+    status, doc = server.call("POST", "/v1/query", {"sql": wide})
+    assert status == 200 and doc["truncated"] is True, doc
+    assert 0 < doc["row_count"] == len(doc["rows"]) < 3000 // 100
+    huge = ("select concat_ws(',', collect_list(repeat(cast(sale_id as string), 20))) "
+            "from shop.sales")  # fmt: skip
+    status, doc = server.call("POST", "/v1/query", {"sql": huge})
+    assert "larger than" in refused_cleanly(status, doc) and status == 413
+
+
+def test_nan_infinity_and_intervals_answer_as_json(server: Server) -> None:
+    sql = ("select cast('NaN' as double) as nan, double('inf') as inf, "
+           "interval '1' day as d, interval '1-2' year to month as ym")  # fmt: skip
+    status, doc = server.call("POST", "/v1/query", {"sql": sql})
+    assert status == 200, doc
+    nan, inf, day, ym = doc["rows"][0]
+    assert (nan, inf) == (None, None)
+    assert isinstance(day, str) and "1" in day and isinstance(ym, str) and "1-2" in ym
+
+
+def test_the_log_holds_no_traceback(server: Server) -> None:
+    assert "Traceback" not in server.output()
+    status, health = server.call("GET", "/healthz", token=None)
+    assert status == 200 and health["status"] == "ok"
+
+
+# -- deadlines -------------------------------------------------------------------------------------
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds used so far by a process and all its descendants (the JVM)."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+    tree, grew = {pid}, True
+    while grew:
+        more = {p for p, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return sum(times.get(p, 0.0) for p in tree)
+
+
+IDLE = 0.5  # cores: the service's own background work (the query-log writer) stays below it
+
+
+def busy_cores(pid: int, seconds: float = 1.5) -> float:
+    before = tree_cpu_seconds(pid)
+    time.sleep(seconds)
+    return (tree_cpu_seconds(pid) - before) / seconds
+
+
+def test_a_cross_join_is_cancelled_at_the_deadline(spark, server: Server) -> None:  # noqa: ANN001
+    answers: dict[str, tuple] = {}
+
+    def normal_meanwhile() -> None:
+        time.sleep(2.0)
+        answers["normal"] = server.call("POST", "/v1/query", {"sql": NORMAL}, timeout=120)
+
+    helper = threading.Thread(target=normal_meanwhile)
+    helper.start()
+    started = time.monotonic()
+    status, doc = server.call("POST", "/v1/query", {"sql": CROSS}, timeout=120)
+    took = time.monotonic() - started
+    assert status == 408 and "cancelled" in refused_cleanly(status, doc), doc
+    assert TIMEOUT - 1 <= took <= TIMEOUT + 15, took
+    helper.join(120)
+    status, doc = answers["normal"]
+    assert status == 200 and Counter(tuple(r) for r in doc["rows"]) == truth(spark, server, NORMAL)
+    idle_by = time.monotonic() + 5.0
+    while busy_cores(server.process.pid) > IDLE:
+        assert time.monotonic() < idle_by, "the cores were still busy 5 s after the deadline"
+
+
+def test_a_client_that_goes_away_cancels_its_query(server: Server) -> None:
+    host, port = server.url.removeprefix("http://").split(":")
+    body = json.dumps({"sql": CROSS})
+    started = time.monotonic()
+    connection = http.client.HTTPConnection(host, int(port), timeout=1.5)
+    connection.request(
+        "POST",
+        "/v1/query",
+        body,
+        {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"},
+    )
+    with pytest.raises(OSError):  # no answer before the client gives up
+        connection.getresponse()
+    connection.close()  # the client goes away
+    status, health = server.call("GET", "/healthz", token=None)
+    assert health["queries"]["running"] == 1, "the cross join should still be running"
+    while health["queries"]["running"] or busy_cores(server.process.pid) > IDLE:
+        assert time.monotonic() - started < TIMEOUT - 1, "not cancelled before the deadline"
+        status, health = server.call("GET", "/healthz", token=None)
+    assert status == 200 and health["status"] == "ok"
