@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mvlattice.spark import literal
+from mvlattice.sqlquote import path_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -20,7 +21,7 @@ def table_version(spark: SparkSession, location: str) -> int | None:
     try:
         if not DeltaTable.isDeltaTable(spark, location):
             return None
-        history = spark.sql(f"DESCRIBE HISTORY delta.`{location}` LIMIT 1").first()
+        history = spark.sql(f"DESCRIBE HISTORY delta.{path_identifier(location)} LIMIT 1").first()
     except Exception:  # noqa: BLE001 - unreadable means "no version to key on"
         return None
     return int(history["version"]) if history is not None else None

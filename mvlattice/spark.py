@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from mvlattice.errors import SetupError
 from mvlattice.jars import ensure_jars
+from mvlattice.sqlquote import identifier, qualified, string
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -107,7 +108,8 @@ def register_tables(spark: SparkSession, model: Model) -> None:
             name = f"{quote(schema.name)}.{quote(table.name)}"
             if schema.type == "catalog":
                 # The model's name for a table that lives under another database.
-                spark.sql(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {table.catalog_name}")
+                source = qualified(*str(table.catalog_name).split("."))
+                spark.sql(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {source}")
                 continue
             spark.sql(_create_table_sql(schema.type, table))
     _use_default_schema(spark, model)
@@ -171,12 +173,8 @@ def _jvm_running() -> bool:
     return SparkContext._jvm is not None  # noqa: SLF001 - no public way to ask
 
 
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def literal(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+quote = identifier  # the names other modules import from here
+literal = string
 
 
 def _join(base: str, part: str) -> str:

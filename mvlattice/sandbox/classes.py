@@ -26,6 +26,9 @@ OPERATORS = frozenset(LOGICAL + name for name in (
 RELATION = "org.apache.spark.sql.execution.datasources.LogicalRelation"
 VIEW = LOGICAL + "View"
 RANGE = LOGICAL + "Range"
+JOIN = LOGICAL + "Join"
+# Operators that keep their child's row count (for "is this side one row?").
+TRANSPARENT = frozenset({"Project", "SubqueryAlias", "Filter", "Sort", "CTERelationDef"})
 
 # Functions that reach outside the query's data: reflection, file names, the OS user, XML and
 # protobuf/avro readers (external entities, descriptor files).

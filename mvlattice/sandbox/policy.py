@@ -107,6 +107,30 @@ def _check_operator(node: PlanNode, policy: Policy) -> None:
         )
     elif node.cls == classes.RANGE:
         _check_range(node, policy)
+    elif node.cls == classes.JOIN:
+        _check_cross_join(node)
+
+
+def _check_cross_join(node: PlanNode) -> None:
+    """An explicit CROSS JOIN of two relations multiplies them, and Spark cannot stop a task
+    inside one row's expansion; only a side of one row (a global aggregate, VALUES, a
+    constant) is allowed. Implicit ones fail in the sandbox session (crossJoin.enabled off)."""
+    kind = node.fields.get("joinType")
+    name = kind.get("object", "") if isinstance(kind, Mapping) else ""
+    if not name.endswith(".Cross$") or any(_one_row(side) for side in node.children):
+        return
+    raise RefusedSqlError(
+        "refused: a CROSS JOIN of two relations (a cartesian product) is "
+        "not allowed in queries sent to the service; join on a condition"
+    )
+
+
+def _one_row(node: PlanNode) -> bool:
+    while node.name in classes.TRANSPARENT and node.children:
+        node = node.children[0]
+    if node.name == "Aggregate":
+        return not node.fields.get("groupingExpressions")
+    return node.name in ("OneRowRelation", "LocalRelation")
 
 
 def _operator_name(node: PlanNode) -> str:

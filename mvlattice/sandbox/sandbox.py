@@ -25,6 +25,8 @@ class Sandbox:
     def __init__(self, spark: SparkSession, model: Model, timeout: float = DEFAULT_TIMEOUT):
         self.session = spark.newSession()  # own SQL conf and current database, shared catalog
         self.session.conf.set("spark.sql.runSQLOnFiles", "false")
+        # Implicit cartesian products (`FROM a, b` with no join condition) fail to plan.
+        self.session.conf.set("spark.sql.crossJoin.enabled", "false")
         database = _default_database(model)
         if database is not None:
             self.session.catalog.setCurrentDatabase(database)

@@ -131,3 +131,20 @@ def test_a_very_deep_tree_is_checked_without_recursion() -> None:
     flat[depth // 2] = node(E + "CallMethodViaReflection", 1)
     with pytest.raises(RefusedSqlError, match="reflect"):
         check(project(flat, child=node(L + "OneRowRelation")))
+
+
+def test_a_cross_join_needs_a_side_of_one_row() -> None:
+    cross = {"object": "org.apache.spark.sql.catalyst.plans.Cross$"}
+    inner = {"object": "org.apache.spark.sql.catalyst.plans.Inner$"}
+
+    def join(kind: dict, right: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [node(L + "Join", 2, joinType=kind, left=0, right=1), relation("shop", "sales"),
+                *right]  # fmt: skip
+
+    with pytest.raises(RefusedSqlError, match="CROSS JOIN"):
+        check(join(cross, [relation("shop", "product")]))
+    one_row = [node(L + "Aggregate", 1, groupingExpressions=[], child=0),
+               relation("shop", "product")]  # fmt: skip
+    check(join(cross, one_row))
+    check(join(cross, [node(L + "SubqueryAlias", 1, child=0), node(L + "OneRowRelation")]))
+    check(join(inner, [relation("shop", "product")]))  # a condition, or a WHERE above

@@ -21,8 +21,12 @@ from mvlattice.errors import (
 )
 from mvlattice.service.http.errors import STATUSES, status_of
 from mvlattice.service.http.security import (
+    allowed_hosts,
     check_binding,
+    check_nesting,
     check_query,
+    check_tls,
+    host_name,
     is_loopback,
     read_token,
     token_matches,
@@ -36,11 +40,51 @@ def test_loopback_addresses(host: str) -> None:
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "10.1.2.3", "::", "example.com", "192.168.0.1"])
-def test_any_other_address_needs_a_token(host: str) -> None:
+def test_any_other_address_needs_a_token_and_tls(host: str) -> None:
     assert not is_loopback(host)
     with pytest.raises(UsageError, match=f"binding to {host} exposes .* --token-file"):
         check_binding(host, None)
-    check_binding(host, "t" * 20)
+    with pytest.raises(UsageError, match=f"binding to {host} needs --tls-cert .* reverse proxy"):
+        check_binding(host, "t" * 20)
+    check_binding(host, "t" * 20, tls=True)
+
+
+def test_tls_files_go_together_and_must_be_readable(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert.write_text("x")
+    key.write_text("y")
+    assert check_tls(None, None) is None
+    assert check_tls(str(cert), str(key)) == (str(cert), str(key))
+    with pytest.raises(UsageError, match="go together"):
+        check_tls(str(cert), None)
+    with pytest.raises(UsageError, match="cannot read .*missing.pem"):
+        check_tls(str(cert), str(tmp_path / "missing.pem"))
+
+
+@pytest.mark.parametrize(
+    "header, host",
+    [("localhost:8765", "localhost"), ("[::1]:8765", "::1"), ("::1", "::1"),
+     ("Example.COM", "example.com"), ("127.0.0.1", "127.0.0.1")],
+)  # fmt: skip
+def test_host_names_lose_their_port_and_case(header: str, host: str) -> None:
+    assert host_name(header) == host
+
+
+def test_the_allowed_hosts_are_loopback_the_given_names_and_a_specific_bind() -> None:
+    hosts = allowed_hosts(("Mv.Example.com:443",), "10.0.0.5")
+    assert {"localhost", "127.0.0.1", "::1", "mv.example.com", "10.0.0.5"} <= hosts
+    assert "0.0.0.0" not in allowed_hosts((), "0.0.0.0")
+
+
+@pytest.mark.parametrize("depth, ok", [(128, True), (129, False)])
+def test_nesting_is_bounded_outside_strings_and_comments(depth: int, ok: bool) -> None:
+    sql = "select " + "(" * depth + "1" + ")" * depth
+    if ok:
+        check_nesting(sql)
+    else:
+        with pytest.raises(SqlError, match=f"{depth} levels deep"):
+            check_nesting(sql)
+    check_nesting("select '" + "(" * 500 + "' -- " + "(" * 500 + "\n /* " + "[" * 500 + " */")
 
 
 def test_token_file(tmp_path: Path) -> None:

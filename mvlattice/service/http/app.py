@@ -82,6 +82,7 @@ class Service:
     schedule: Callable[[], list[dict[str, Any]]] = lambda: []
     recent: RecentQueries = field(default_factory=RecentQueries)
     gate: QueryGate = field(init=False)
+    running: set[threading.Event] = field(default_factory=set)  # cancel events of live queries
     _rewrite_limiter: Any = field(default=None, init=False, repr=False)
 
     async def rewrite_thread(self, work: Callable[[], Any]) -> Any:
@@ -94,6 +95,11 @@ class Service:
         self.gate = QueryGate(self.settings.max_queries, self.settings.max_waiting)
         if self.jobs is None:
             self.jobs = JobRunner(on_finish=self.job_finished)
+
+    def cancel_queries(self) -> None:
+        """Cancel every running query (their Spark jobs stop): the service is stopping."""
+        for cancel in list(self.running):
+            cancel.set()
 
     def job_finished(self, job: Job) -> None:
         self.metrics.refresh("http", "ok" if job.status == "succeeded" else "failed")
@@ -193,7 +199,12 @@ def _query_routes(app: FastAPI, service: Service) -> None:
             # What text alone refuses never takes a query slot.
             await service.rewrite_thread(lambda: check_query(req.sql))
             async with service.gate.slot():
-                out, payload = await _until_disconnect(request, cancel, service.gate.run(work))
+                service.running.add(cancel)
+                try:
+                    work_done = service.gate.run(work)
+                    out, payload = await _until_disconnect(request, cancel, work_done)
+                finally:
+                    service.running.discard(cancel)
         except Exception as exc:
             service.failed("query", req.sql, req.model, started, exc)
             raise

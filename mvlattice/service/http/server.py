@@ -221,7 +221,14 @@ def serve(
         ssl_certfile=tls[0] if tls else None,
         ssl_keyfile=tls[1] if tls else None,
     )
-    server = uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # Cancel running queries as a stop begins (uvicorn would wait for them).
+            service.cancel_queries()
+            super().handle_exit(sig, frame)
+
+    server = Server(config)
     try:
         server.run()
     finally:

@@ -1,0 +1,156 @@
+"""Bounded queries in the HTTP layer, without Spark: the query gate's 503 with Retry-After and
+`/healthz` saturation, cancellation handed to the backend, answers cut by bytes, and HTTPS."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import ssl
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from mvlattice.errors import QueryTimeoutError
+from mvlattice.service.http.app import Service, Settings, create_app
+from mvlattice.service.http.backend import Answer
+from tests.unit.test_service_http import LOCAL, FakeBackend
+
+
+class SlowBackend(FakeBackend):
+    """Queries wait until released — or cancelled, as the sandbox's Spark jobs would be."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.started = threading.Semaphore(0)
+        self.cancelled: list[str] = []
+
+    def query(self, sql: str, rewrite: bool, limit: int, model: str | None,
+              cancel: Any = None) -> Answer:  # fmt: skip
+        self.started.release()
+        while not self.gate.wait(0.05):
+            if cancel is not None and cancel.is_set():
+                self.cancelled.append(sql)
+                raise QueryTimeoutError("query cancelled: the client went away")
+        return super().query(sql, rewrite, limit, model)
+
+
+def test_beyond_running_and_waiting_a_query_gets_503_with_retry_after() -> None:
+    backend = SlowBackend()
+    service = Service(backend, Settings(max_queries=1, max_waiting=1))
+    with TestClient(create_app(service), base_url=LOCAL) as client:  # one event loop, as served
+        _overload(backend, service, client)
+
+
+def _overload(backend: SlowBackend, service: Service, client: TestClient) -> None:
+    answers: list[int] = []
+
+    def ask() -> None:
+        answers.append(client.post("/v1/query", json={"sql": "select 1"}).status_code)
+
+    first, second = threading.Thread(target=ask), threading.Thread(target=ask)
+    first.start()
+    assert backend.started.acquire(timeout=10)  # one runs
+    second.start()
+    deadline = time.monotonic() + 10
+    while service.gate.queued < 1:  # one waits
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    health = client.get("/healthz").json()
+    assert health["status"] == "saturated" and health["queries"]["saturated"] is True
+    refused = client.post("/v1/query", json={"sql": "select 1"})
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+    assert refused.json()["error"]["code"] == "overloaded"
+    backend.gate.set()
+    first.join(10)
+    second.join(10)
+    assert answers == [200, 200]
+    assert client.get("/healthz").json()["status"] == "ok"
+
+
+def test_a_stopping_service_cancels_its_running_queries() -> None:
+    backend = SlowBackend()
+    service = Service(backend, Settings())
+    client = TestClient(create_app(service), base_url=LOCAL)
+    answers: list[Any] = []
+    thread = threading.Thread(target=lambda: answers.append(
+        client.post("/v1/query", json={"sql": "select 42"})))  # fmt: skip
+    thread.start()
+    assert backend.started.acquire(timeout=10)
+    service.cancel_queries()
+    thread.join(10)
+    assert backend.cancelled == ["select 42"]
+    assert answers[0].status_code == 408 and answers[0].json()["error"]["code"] == "timeout"
+    assert service.running == set()
+
+
+def test_an_answer_is_cut_at_the_byte_limit_and_a_lone_huge_row_refused() -> None:
+    backend = FakeBackend()
+    backend.rows = [("x" * 100,) for _ in range(40)]
+    service = Service(backend, Settings(max_response_bytes=1000, max_rows=100))
+    client = TestClient(create_app(service), base_url=LOCAL)
+    doc = client.post("/v1/query", json={"sql": "select 1"}).json()
+    assert doc["truncated"] is True and doc["row_count"] == len(doc["rows"]) == 9
+    backend.rows = [("x" * 2000,)]
+    response = client.post("/v1/query", json={"sql": "select 1"})
+    assert response.status_code == 413 and "larger than" in response.json()["error"]["message"]
+
+
+def test_nan_and_infinity_answer_as_null() -> None:
+    backend = FakeBackend()
+    backend.rows = [(float("nan"), float("inf"), -float("inf"), 1.5)]
+    client = TestClient(create_app(Service(backend)), base_url=LOCAL)
+    response = client.post("/v1/query", json={"sql": "select 1"})
+    assert json.loads(response.text)["rows"] == [[None, None, None, 1.5]]
+
+
+def _certificate(folder: Path) -> tuple[Path, Path]:
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_https_with_the_given_certificate(tmp_path: Path) -> None:
+    import uvicorn
+
+    cert, key = _certificate(tmp_path)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(
+        create_app(Service(FakeBackend())),
+        host="127.0.0.1",
+        port=port,
+        ssl_certfile=str(cert),
+        ssl_keyfile=str(key),
+        log_level="error",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    try:
+        context = ssl.create_default_context(cafile=str(cert))
+        url = f"https://localhost:{port}/healthz"
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        with urllib.request.urlopen(url, context=context, timeout=10) as response:
+            assert json.loads(response.read())["status"] == "ok"
+        with pytest.raises(OSError):  # plain HTTP is not spoken there
+            urllib.request.urlopen(f"http://localhost:{port}/healthz", timeout=10).read()
+    finally:
+        server.should_exit = True
+        thread.join(10)
