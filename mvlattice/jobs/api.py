@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from mvlattice.jobs import storage, trash
 from mvlattice.jobs.batch import BatchResult, BuildResult, Progress, run_batch
 from mvlattice.jobs.catalog import CatalogEntry, built_targets, catalog, model_targets
 from mvlattice.jobs.context import JobContext
@@ -12,7 +14,6 @@ from mvlattice.jobs.garbage import BuiltTile, Garbage, choose_garbage
 from mvlattice.jobs.planning import plan_targets, planned_tiles
 from mvlattice.jobs.querysql import query_tables
 from mvlattice.jobs.record import TileRecord
-from mvlattice.jobs.tables import drop
 from mvlattice.jobs.targets import (
     Target,
     declared_targets,
@@ -124,9 +125,15 @@ def collect_garbage(
     dry_run: bool = False,
 ) -> tuple[Garbage, ...]:
     """Remove tiles dropped from the plan, no longer declared, or (with `unused_seconds`)
-    unused that long; `dry_run` only lists them."""
+    unused that long, and what an interrupted gc left in the trash; `dry_run` only lists
+    them. Each tile is moved aside before it is deleted (see `trash`); an item whose removal
+    failed comes back with its `error`."""
     ctx = JobContext.open(spark, model, warehouse)
     built = built_targets(ctx)
+    leftover = tuple(
+        Garbage(f"trash/{path.rstrip('/').rpartition('/')[2]}", path, "left by an interrupted gc")
+        for path in trash.leftovers(spark, ctx.warehouse)
+    )
     garbage = choose_garbage(
         (_built_tile(ctx, t) for t in built),
         keep=_kept(ctx),
@@ -134,11 +141,38 @@ def collect_garbage(
         unused_seconds=unused_seconds,
         now=ctx.clock(),
     )
-    if not dry_run:
-        for item in garbage:
-            drop(spark, item.name, item.location)
-            ctx.store.forget(item.name)
-    return garbage
+    if dry_run:
+        return leftover + garbage
+    return tuple(_delete(ctx, item) for item in leftover) + tuple(
+        _remove(ctx, item) for item in garbage
+    )
+
+
+def _remove(ctx: JobContext, item: Garbage) -> Garbage:
+    """Move the tile aside (it reads as missing from then on), forget it, delete it."""
+    try:
+        moved = trash.move_aside(ctx.spark, ctx.warehouse, item.location)
+    except Exception as exc:  # noqa: BLE001 - reported; the tile stays whole where it was
+        return replace(item, error=f"not moved aside, so left in place: {_first_line(exc)}")
+    problems = []
+    unregister = lambda: trash.unregister(ctx.spark, item.name)  # noqa: E731
+    for forget in (unregister, lambda: ctx.store.forget(item.name)):
+        try:
+            forget()
+        except Exception as exc:  # noqa: BLE001 - reported; its files are gone from its location
+            problems.append(f"not forgotten: {_first_line(exc)}")
+    if moved is not None:
+        problems.extend(filter(None, [_delete(ctx, replace(item, location=moved)).error]))
+    return replace(item, error="; ".join(problems) or None)
+
+
+def _delete(ctx: JobContext, item: Garbage) -> Garbage:
+    try:
+        storage.remove_tree(ctx.spark, item.location)
+    except Exception as exc:  # noqa: BLE001 - reported; the next gc tries again
+        error = f"{item.location} not deleted (the next gc tries again): {_first_line(exc)}"
+        return replace(item, error=error)
+    return item
 
 
 def _kept(ctx: JobContext) -> frozenset[str]:

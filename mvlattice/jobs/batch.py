@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mvlattice.errors import MvlatticeError
-from mvlattice.jobs import deltalog
+from mvlattice.jobs import deltalog, vacuum
 from mvlattice.jobs.build import build_materialization, build_tile, definition_of, merge_appends
 from mvlattice.jobs.changes import FULL, INCREMENTAL, NONE, RefreshDecision, decide_refresh
 from mvlattice.jobs.context import JobContext
@@ -39,6 +39,7 @@ class BuildResult:
     seconds: float = 0.0
     error: str | None = None
     built_from: str | None = None
+    warning: str | None = None  # e.g. its vacuum failed (the build itself stands)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -235,6 +236,7 @@ class _Batch:
             reason = decision.reason + (f"; rolled up from {ancestor.name}" if ancestor else "")
         register(self.ctx.spark, target.name, target.location)
         self._remember(target, record)
+        warning = vacuum.after_build(self.ctx.spark, self.ctx.model, target)
         status = "refreshed" if existed else "built"
         return BuildResult(
             target.name,
@@ -246,6 +248,7 @@ class _Batch:
             self.ctx.clock() - started,
             None,
             record.built_from,
+            warning,
         )
 
     def _skipped(self, target: Target, decision: RefreshDecision) -> BuildResult:

@@ -1,5 +1,6 @@
 """Filling one target's table: a tile from the star or from a finer tile, a tile by merging the
-rows appended to its fact table, a materialization from its query. Each writes one commit."""
+rows appended to its fact table, a materialization from its query. Each writes one commit,
+which also sets the table's vacuum retention (see `vacuum`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from mvlattice.jobs.tilesql import (
     star_tile_sql,
     table_relation,
 )
+from mvlattice.jobs.vacuum import retention
 from mvlattice.lattice.model import Model
 
 
@@ -59,6 +61,7 @@ def build_tile(
         sql,
         _recorder(ctx, target, sources, started, *how),
         dimension_columns(target.spec),
+        retention(ctx.spark, ctx.model, target),
     )
 
 
@@ -91,7 +94,12 @@ def merge_appends(
         sql = merge_tile_sql(target.spec, tile, delta_sql, types)
         recorder = _recorder(ctx, target, sources, started, target.name, "incremental")
         return write_table(
-            ctx.spark, target.location, sql, recorder, dimension_columns(target.spec)
+            ctx.spark,
+            target.location,
+            sql,
+            recorder,
+            dimension_columns(target.spec),
+            retention(ctx.spark, ctx.model, target),
         )
     finally:
         if view is not None:
@@ -112,7 +120,9 @@ def build_materialization(
             pins[name] = version if isinstance(version, int) else None
     sql = pin_versions(m.sql, m.schema, pins)
     recorder = _recorder(ctx, target, sources, started, "query", "full")
-    return write_table(ctx.spark, target.location, sql, recorder)
+    return write_table(
+        ctx.spark, target.location, sql, recorder, (), retention(ctx.spark, ctx.model, target)
+    )
 
 
 def _recorder(

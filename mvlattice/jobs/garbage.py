@@ -23,6 +23,7 @@ class Garbage:
     name: str
     location: str
     reason: str
+    error: str | None = None  # removing it failed: what did not happen, and why
 
 
 def choose_garbage(

@@ -1,4 +1,4 @@
-"""File-system facts the jobs need: directory listings, small text files, deletes.
+"""File-system facts the jobs need: directory listings, small text files, moves, deletes.
 
 Local paths (and file: URIs) are read directly with Python, which costs microseconds — the
 rewriter asks for freshness on every query. Other URIs (s3a://, abfss://, …) go through
@@ -88,13 +88,67 @@ def data_files(spark: SparkSession | None, location: str) -> tuple[FileInfo, ...
     return tuple(sorted(found, key=lambda f: f.name))
 
 
-def remove_tree(spark: SparkSession | None, location: str) -> None:
+def files_exist(spark: SparkSession | None, location: str, names: tuple[str, ...]) -> bool:
+    """Whether the files `names` (relative to `location`) all exist: locally a stat each;
+    remotely only the first is asked (one request)."""
     path = local_path(location)
     if path is not None:
-        shutil.rmtree(path, ignore_errors=True)
+        return all(os.path.exists(path / name) for name in names)
+    fs, jpath = _hadoop(spark, location)
+    return not names or bool(fs.exists(_child(spark, jpath, names[0])))
+
+
+def exists(spark: SparkSession | None, location: str) -> bool:
+    path = local_path(location)
+    if path is not None:
+        return os.path.lexists(path)
+    fs, jpath = _hadoop(spark, location)
+    return bool(fs.exists(jpath))
+
+
+def rename(spark: SparkSession | None, source: str, target: str) -> None:
+    """Move `source` to `target` (whose parent must exist): one atomic rename on a local file
+    system and on HDFS or ABFS; a copy then a delete on S3 and GCS. Raises OSError when it
+    did not happen."""
+    path = local_path(source)
+    if path is not None:
+        os.rename(path, local_path(target) or target)  # never a copy across file systems
+        return
+    fs, jsource = _hadoop(spark, source)
+    _, jtarget = _hadoop(spark, target)
+    if not fs.rename(jsource, jtarget):
+        raise OSError(f"could not move {source} to {target}")
+
+
+def make_directory(spark: SparkSession | None, location: str) -> None:
+    path = local_path(location)
+    if path is not None:
+        path.mkdir(parents=True, exist_ok=True)
         return
     fs, jpath = _hadoop(spark, location)
-    fs.delete(jpath, True)
+    if not fs.mkdirs(jpath):
+        raise OSError(f"could not create {location}")
+
+
+def remove_tree(spark: SparkSession | None, location: str) -> None:
+    """Delete `location` and everything under it; raises OSError naming what could not go
+    (a location already gone is no error)."""
+    path = local_path(location)
+    if path is not None:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, onerror=_gone_is_fine)
+        elif os.path.lexists(path):
+            path.unlink()
+        return
+    fs, jpath = _hadoop(spark, location)
+    if fs.exists(jpath) and not fs.delete(jpath, True):
+        raise OSError(f"could not delete {location}")
+
+
+def _gone_is_fine(_function: object, _path: str, info: tuple) -> None:
+    """shutil.rmtree's error handler: what someone else deleted meanwhile is no failure."""
+    if not issubclass(info[0], FileNotFoundError):
+        raise info[1]
 
 
 def _local_files(root: Path) -> tuple[FileInfo, ...]:
@@ -117,6 +171,11 @@ def _local_files(root: Path) -> tuple[FileInfo, ...]:
 
 def _hidden(relative: str) -> bool:
     return any(part.startswith((".", "_")) for part in relative.split("/"))
+
+
+def _child(spark: SparkSession | None, parent, name: str):  # noqa: ANN001, ANN202 - py4j
+    jvm = spark._jvm  # type: ignore[union-attr]  # noqa: SLF001
+    return jvm.org.apache.hadoop.fs.Path(parent, name)
 
 
 def _hadoop(spark: SparkSession | None, location: str):  # noqa: ANN202 - py4j objects

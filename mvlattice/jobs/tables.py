@@ -1,5 +1,5 @@
 """Tile tables in Delta: write one atomically with its record, read the record back, register
-it in Spark's catalog, drop it.
+it in Spark's catalog (dropping one: `trash`).
 
 A write is ONE Delta commit — `CREATE OR REPLACE TABLE … TBLPROPERTIES (record) AS SELECT` —
 so readers see the previous version, with its own record, until the new one commits; a job
@@ -26,12 +26,15 @@ from mvlattice.jobs import deltalog, storage
 from mvlattice.jobs.identity import tile_change
 from mvlattice.jobs.record import TileRecord, commit_tag, from_properties, to_properties
 from mvlattice.jobs.tilesql import q, sql_string
+from mvlattice.jobs.vacuum import retention_property
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 # Below this many rows a tile is one small file: sorting would cost a job and gain nothing.
 SORT_MIN_ROWS = 100_000
+# Data files looked for on every read of a table's state (a stat each, locally).
+PROBE_FILES = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +47,14 @@ class TableState:
     files: int | None
     # Why its rows may not be what `record` describes (someone else's DELETE/INSERT); None: ours.
     tile_change: str | None
+    # Data files of this version to look for on every read (from Delta's checksum), so a table
+    # whose log outlived its files reads as no table, never as fresh; empty: not known.
+    probe: tuple[str, ...] = ()
 
 
 class TableReader:
-    """Reads tile tables' records; each (location, version) is asked of Delta only once."""
+    """Reads tile tables' records; each (location, version) is asked of Delta only once. A
+    table whose data files are gone (its log left behind by an interrupted delete) is None."""
 
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
@@ -66,6 +73,8 @@ class TableReader:
             cached = self._read(location, version)
             with self._lock:
                 self._cache[key] = cached
+        if cached.probe and not storage.files_exist(self.spark, location, cached.probe):
+            return None
         return cached
 
     def _read(self, location: str, version: int) -> TableState:
@@ -74,17 +83,31 @@ class TableReader:
             props = crc["metadata"].get("configuration") or {}
             record = from_properties(props)
             size, files = crc.get("tableSizeBytes"), crc.get("numFiles")
+            probe = _probe(crc)
         else:
             row = self.spark.sql(f"DESCRIBE DETAIL delta.{q(location)}").first()
             if row is None:
                 return TableState(version, None, None, None, None)
             record = from_properties(dict(row["properties"] or {}))
             size, files = row["sizeInBytes"], row["numFiles"]
+            probe = ()
         change = None
         if record is not None:  # read from the log: one small file, once per version
             last = deltalog.last_data_commit(self.spark, location, version)
             change = tile_change(record, last)
-        return TableState(version, record, size, files, change)
+        return TableState(version, record, size, files, change, probe)
+
+
+def _probe(crc: dict) -> tuple[str, ...]:
+    """Relative paths of (up to PROBE_FILES of) the version's data files, when the checksum
+    lists them (Delta does for tables of few files: tiles, mostly)."""
+    from urllib.parse import unquote
+
+    listed = crc.get("allFiles")
+    if not isinstance(listed, list):
+        return ()
+    paths = [unquote(str(f.get("path"))) for f in listed if isinstance(f, dict) and f.get("path")]
+    return tuple(sorted(p for p in paths if "://" not in p and not p.startswith("/")))[:PROBE_FILES]
 
 
 def column_types(spark: SparkSession, location: str, version: int | None = None) -> dict[str, str]:
@@ -101,9 +124,11 @@ def write_table(
     select_sql: str,
     record_for: Callable[[int], TileRecord],
     sort_by: Sequence[str] = (),
+    retention_seconds: float | None = None,
 ) -> TileRecord:
     """Compute `select_sql` once (cached), count it, and commit it with its record; sorted
-    by `sort_by` (see `clustering_order`) when it has at least SORT_MIN_ROWS rows."""
+    by `sort_by` (see `clustering_order`) when it has at least SORT_MIN_ROWS rows. With
+    `retention_seconds`, the table's vacuum retention is set in the same commit."""
     frame = spark.sql(select_sql).cache()
     view = "mvlattice_build_" + uuid.uuid4().hex[:12]
     try:
@@ -111,9 +136,10 @@ def write_table(
         record = record_for(rows)
         order = clustering_order(frame, sort_by) if sort_by and rows >= SORT_MIN_ROWS else ()
         frame.createOrReplaceTempView(view)
-        props = ", ".join(
-            f"{sql_string(k)} = {sql_string(v)}" for k, v in to_properties(record).items()
-        )
+        properties = to_properties(record)
+        if retention_seconds is not None:
+            properties.update((retention_property(retention_seconds),))
+        props = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in properties.items())
         order_sql = f" ORDER BY {', '.join(q(c) for c in order)}" if order else ""
         tag = sql_string(commit_tag(record))
         spark.sql(
@@ -145,13 +171,6 @@ def register(spark: SparkSession, name: str, location: str) -> None:
         f"CREATE TABLE IF NOT EXISTS {q(database)}.{q(table)} USING delta "
         f"LOCATION {sql_string(location)}"
     )
-
-
-def drop(spark: SparkSession, name: str, location: str) -> None:
-    """Forget the table in the catalog and delete its files."""
-    database, _, table = name.rpartition(".")
-    spark.sql(f"DROP TABLE IF EXISTS {q(database)}.{q(table)}")
-    storage.remove_tree(spark, location)
 
 
 def job_group_id(target: str) -> str:

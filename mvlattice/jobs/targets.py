@@ -115,6 +115,6 @@ def policy_for(model: Model, target: Target) -> RefreshPolicy:
     """When to refresh and how stale the target may be: its lattice's or its own."""
     if target.materialization is not None:
         m = target.materialization
-        return RefreshPolicy(m.cron, m.max_staleness_seconds)
+        return RefreshPolicy(m.cron, m.max_staleness_seconds, m.vacuum_retention_seconds)
     assert target.spec is not None
     return model.lattice(target.spec.lattice).refresh

@@ -84,10 +84,20 @@ class TileSpec:
 
 @dataclass(frozen=True, slots=True)
 class RefreshPolicy:
-    """Our addition: when to refresh (`cron`) and how stale a tile may be when used."""
+    """Our addition: when to refresh (`cron`), how stale a tile may be when used, and how long
+    a refresh keeps the files of replaced versions (`vacuum: {retention}`; None: the model's
+    or DEFAULT_VACUUM_RETENTION)."""
 
     cron: str | None = None
     max_staleness_seconds: float | None = None
+    vacuum_retention_seconds: float | None = None
+
+
+# A refresh vacuums the files its table's replaced versions no longer need once they are this
+# old: a query, a tile read by the serving engine or a rollup reading an older version must
+# finish within it. Never below MIN_VACUUM_RETENTION (and the service's query timeout).
+DEFAULT_VACUUM_RETENTION = 7 * 86400.0
+MIN_VACUUM_RETENTION = 3600.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,6 +72,7 @@ class Materialization:
     sql: str
     cron: str | None = None
     max_staleness_seconds: float | None = None
+    vacuum_retention_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ class Model:
     lattices: tuple[Lattice, ...] = ()
     materializations: tuple[Materialization, ...] = ()
     spark: SparkSettings = field(default_factory=SparkSettings)
+    vacuum_retention_seconds: float | None = None  # root `vacuum: {retention}`: the default
 
     @property
     def tables(self) -> tuple[Table, ...]:
@@ -132,7 +134,11 @@ def load_model(
     path: str | Path, warehouse: str | None = None, columns_fallback: ColumnsFallback | None = None
 ) -> Model:
     """Read, validate and resolve a model file; raises ModelError listing every problem."""
-    from mvlattice.lattice.model_lattices import parse_lattices, parse_materializations
+    from mvlattice.lattice.model_lattices import (
+        parse_lattices,
+        parse_materializations,
+        parse_vacuum,
+    )
 
     path = Path(path)
     doc = read_document(path)
@@ -155,6 +161,7 @@ def load_model(
     _check_constraints(schemas, columns, problems)
     lattices = parse_lattices(root, default_schema, columns, problems)
     materializations = parse_materializations(root, default_schema, columns, problems)
+    retention = parse_vacuum(root, "", problems)
     problems.raise_if_any()
     return Model(
         str(path),
@@ -165,6 +172,7 @@ def load_model(
         lattices,
         materializations,
         spark,
+        retention,
     )
 
 
@@ -176,6 +184,7 @@ ROOT_KEYS = (
     "materializations",
     "spark",
     "warehouse",
+    "vacuum",
 )
 SCHEMA_KEYS = ("name", "type", "location", "database", "tables", "lattices", "materializations")
 TABLE_KEYS = (

@@ -26,10 +26,10 @@ CALCITE_LATTICE_KEYS = (
     "defaultMeasures",
     "tiles",
 )
-OUR_LATTICE_KEYS = ("refresh", "maxStaleness")
+OUR_LATTICE_KEYS = ("refresh", "maxStaleness", "vacuum")
 TILE_KEYS = ("dimensions", "measures")
 MEASURE_KEYS = ("agg", "args", "distinct")
-MATERIALIZATION_KEYS = ("view", "table", "sql", "refresh", "maxStaleness")
+MATERIALIZATION_KEYS = ("view", "table", "sql", "refresh", "maxStaleness", "vacuum")
 AGGREGATES = ("count", "sum", "min", "max", "avg")
 
 # Calcite's provider names map onto ours; the short names are the documented ones.
@@ -90,6 +90,7 @@ def parse_materializations(
                         sql,
                         refresh.cron,
                         refresh.max_staleness_seconds,
+                        refresh.vacuum_retention_seconds,
                     )
                 )
     _check_unique((m.name for m in found), "materialization", problems)
@@ -232,7 +233,25 @@ def _refresh(element: Mapping[str, Any], path: str, problems: Problems) -> Refre
             staleness = parse_duration(element["maxStaleness"])
         except ValueError as exc:
             problems.add(child(path, "maxStaleness"), str(exc))
-    return RefreshPolicy(cron, staleness)
+    return RefreshPolicy(cron, staleness, parse_vacuum(element, path, problems))
+
+
+def parse_vacuum(element: Mapping[str, Any], path: str, problems: Problems) -> float | None:
+    """`vacuum: {retention: 7d}` (root, lattice or materialization): seconds, or None."""
+    if "vacuum" not in element:
+        return None
+    p = child(path, "vacuum")
+    section = problems.mapping(element["vacuum"], p, "vacuum")
+    if section is None:
+        return None
+    problems.check_keys(section, p, ("retention",), required=("retention",))
+    if "retention" not in section:
+        return None
+    try:
+        return parse_duration(section["retention"])
+    except ValueError as exc:
+        problems.add(child(p, "retention"), str(exc))
+        return None
 
 
 def _sql_text(value: Any, path: str, problems: Problems) -> str | None:

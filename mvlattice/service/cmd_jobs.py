@@ -99,6 +99,9 @@ def _report(args: argparse.Namespace, result) -> int:  # noqa: ANN001 - a BatchR
             if r.kind == "plan":
                 print(f"FAILED {r.target}: {r.error} ({r.reason})")
         print(summarize(result))
+    for r in result.results:
+        if r.warning:
+            print(f"mvlattice: warning: {r.target}: {r.warning}", file=sys.stderr)
     for r in result.failed:
         print(f"mvlattice: error: {r.target}: {r.error}", file=sys.stderr)
     return 0 if result.ok else 1
@@ -205,14 +208,19 @@ def gc(args: argparse.Namespace) -> int:
         ws.spark, ws.model, ws.warehouse, unused_seconds=args.unused_for, dry_run=args.dry_run
     )
     verb = "would remove" if args.dry_run else "removed"
+    failed = [g for g in removed if g.error]
     if args.json:
-        items = [{"name": g.name, "reason": g.reason, "location": g.location} for g in removed]
-        print(dumps({"dry_run": args.dry_run, verb.replace(" ", "_"): items}))
-        return 0
-    for g in removed:
-        print(f"{verb} {g.name}: {g.reason}")
-    print(f"{len(removed)} tile(s) {verb}")
-    return 0
+        keys = ("name", "reason", "location", "error")
+        items = [{k: getattr(g, k) for k in keys} for g in removed]
+        print(dumps({"dry_run": args.dry_run, "ok": not failed, verb.replace(" ", "_"): items}))
+    else:
+        for g in removed:
+            print(f"{'FAILED to remove' if g.error else verb} {g.name}: {g.reason}")
+        tail = f", {len(failed)} failed" if failed else ""
+        print(f"{len(removed) - len(failed)} tile(s) {verb}{tail}")
+    for g in failed:
+        print(f"mvlattice: error: {g.name}: {g.error}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _whole(text: str) -> int:

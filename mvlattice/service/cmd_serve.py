@@ -100,6 +100,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from mvlattice.jobs.vacuum import QUERY_TIMEOUT_CONF
     from mvlattice.service.http import server
     from mvlattice.service.http.app import Settings
     from mvlattice.service.http.security import check_binding, check_tls, read_token
@@ -110,7 +111,9 @@ def serve(args: argparse.Namespace) -> int:
     check_binding(args.host, token, tls is not None)  # before loading anything: fail fast
     named = _named(args.models)
     server.check_port(args.host, args.port)
-    workspaces = {name: _workspace(args, path, SERVE_CONF) for name, path in named}
+    # Builds here vacuum no file a query this service allows could still be reading.
+    conf = {**SERVE_CONF, QUERY_TIMEOUT_CONF: str(args.query_timeout)}
+    workspaces = {name: _workspace(args, path, conf) for name, path in named}
     settings = Settings(
         token=token,
         max_body_bytes=args.max_body_bytes,
