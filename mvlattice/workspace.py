@@ -53,6 +53,9 @@ class Workspace:
             conf = spark_conf(self.master, self.warehouse, (self._model_conf, self._explicit_conf))
             self._spark = build_session(self.master, self.warehouse, conf)
         if not self._registered and getattr(self, "model", None) is not None:
+            from mvlattice.registration import check_model_tables
+
+            check_model_tables(self._spark, self.model, self.warehouse)  # never share names
             register_tables(self._spark, self.model)
             from mvlattice.jobs.catalog import register_tiles  # built tiles, materializations
 
@@ -277,6 +280,8 @@ class Workspace:
             if rewrite
             else RewriteResult(False, sql, ())
         )
+        if result.rewritten:
+            self._register_used(result.materializations)
         if runner is None:
             columns, rows = self.collect(self.sql(result.sql), limit)
         else:
@@ -298,6 +303,21 @@ class Workspace:
         rows = tuple(sorted((t.name, float(t.estimated_rows)) for t in targets if t.estimated_rows))
         self._availability = availability
         return cached_context(self.model, tiles, rows), availability
+
+    def _register_used(self, names: tuple[str, ...]) -> None:
+        """Register the tiles a rewrite reads that this session's catalog lacks: built after
+        it started, by another process too (`mvlattice refresh` while `serve` runs). The
+        service's sandbox session shares this catalog."""
+        from mvlattice.registration import ensure_registered
+
+        availability = getattr(self, "_availability", None)
+        if availability is None or not hasattr(availability, "target"):
+            return
+        tables = {m.name: f"{m.schema}.{m.table}" for m in self.model.materializations}
+        for name in names:
+            target = availability.target(tables.get(name, name))
+            if target is not None:
+                ensure_registered(self.spark, target.name, target.location, self.warehouse)
 
     def _count_hits(self, names: tuple[str, ...]) -> None:
         availability = getattr(self, "_availability", None)

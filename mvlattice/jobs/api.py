@@ -224,13 +224,14 @@ def scheduled_runner(
 
 
 def summarize(result: BatchResult) -> str:
-    """'2 built, 1 refreshed (1 incremental), 3 fresh, 1 failed: <first error>'."""
+    """'2 built, 1 refreshed (1 incremental), 3 fresh, 1 busy, 1 failed: <first error>'
+    (busy: another builder held its lease)."""
     counts: dict[str, int] = {}
     for r in result.results:
         counts[r.status] = counts.get(r.status, 0) + 1
     parts = [
         f"{counts[s]} {'fresh' if s == 'skipped' else s}"
-        for s in ("built", "refreshed", "skipped", "failed")
+        for s in ("built", "refreshed", "skipped", "busy", "failed")
         if counts.get(s)
     ]
     incremental = sum(r.path == "incremental" and r.status != "failed" for r in result.results)

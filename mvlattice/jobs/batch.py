@@ -4,7 +4,8 @@ Per target: nothing (fresh), incremental (merge the rows appended to the fact ta
 of the smallest current finer tile, or a full build from the star. All tiles of a lattice are
 built at ONE snapshot of its source versions, read when the batch first needs them, so tiles
 of one batch agree with each other. A target's failure is recorded and reported; the batch
-goes on (STYLE §14).
+goes on (STYLE §14). A target whose lease another builder holds (another process, or another
+thread here) is reported `busy` and left to it.
 """
 
 from __future__ import annotations
@@ -18,21 +19,23 @@ from mvlattice.jobs import deltalog, vacuum
 from mvlattice.jobs.build import build_materialization, build_tile, definition_of, merge_appends
 from mvlattice.jobs.changes import FULL, INCREMENTAL, NONE, RefreshDecision, decide_refresh
 from mvlattice.jobs.context import JobContext
+from mvlattice.jobs.lease import Holder, LeaseHeld
 from mvlattice.jobs.order import Ancestor, build_order, cheapest_ancestor
 from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.sources import current_snapshot, read_name, target_sources
 from mvlattice.jobs.state import Outcome
-from mvlattice.jobs.tables import TableState, job_group, register
+from mvlattice.jobs.tables import TableState, job_group
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import mergeable, table_relation
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.registration import ensure_registered
 
 
 @dataclass(frozen=True, slots=True)
 class BuildResult:
     target: str
     kind: str
-    status: str  # built | refreshed | skipped | failed
+    status: str  # built | refreshed | skipped (fresh) | busy (another builder) | failed
     path: str  # none | full | rollup | incremental
     reason: str
     rows: int | None = None
@@ -111,6 +114,26 @@ class _Batch:
         self.star_rows: dict[str, int | None] = {}
 
     def one(self, target: Target) -> BuildResult:
+        """Bring one target up to date under its lease (one builder at a time across
+        processes; see `lease`), or skip it as `busy` while another builder holds it."""
+        assert self.ctx.leases is not None
+        try:
+            lease = self.ctx.leases.acquire(target.name, f"{self.ctx.trigger} build")
+        except LeaseHeld as held:
+            return self._busy(target, held.holder)
+        with lease:  # taken before deciding: the decision sees the previous holder's commit
+            return self._one(target)
+
+    def _busy(self, target: Target, holder: Holder) -> BuildResult:
+        now = self.ctx.clock()
+        reason = f"skipped: being built by {holder.describe()}"
+        result = BuildResult(target.name, target.kind, "busy", NONE, reason)
+        self.ctx.store.log(
+            Outcome(target.name, "busy", NONE, reason, None, now, now, None, self.ctx.trigger)
+        )
+        return result
+
+    def _one(self, target: Target) -> BuildResult:
         """Bring one target up to date; every outcome, failures included, is recorded."""
         started = self.ctx.clock()
         decision: RefreshDecision | None = None
@@ -234,7 +257,7 @@ class _Batch:
                 )
             record = build_tile(self.ctx, target, sources, ancestor, started)
             reason = decision.reason + (f"; rolled up from {ancestor.name}" if ancestor else "")
-        register(self.ctx.spark, target.name, target.location)
+        ensure_registered(self.ctx.spark, target.name, target.location, self.ctx.warehouse)
         self._remember(target, record)
         warning = vacuum.after_build(self.ctx.spark, self.ctx.model, target)
         status = "refreshed" if existed else "built"

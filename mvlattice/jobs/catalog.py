@@ -9,12 +9,12 @@ versions from the source tables' logs. So it can never disagree with the data.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mvlattice.errors import UsageError
 from mvlattice.jobs import deltalog, storage
 from mvlattice.jobs.build import definition_of
 from mvlattice.jobs.context import JobContext
@@ -23,7 +23,7 @@ from mvlattice.jobs.naming import TILE_DATABASE, is_tile_table_name, lattice_pre
 from mvlattice.jobs.record import Version, iso, spec_from_json
 from mvlattice.jobs.sources import current_snapshot, stale_since, target_sources
 from mvlattice.jobs.state import StateStore
-from mvlattice.jobs.tables import TableReader, TableState, register
+from mvlattice.jobs.tables import TableReader, TableState
 from mvlattice.jobs.targets import (
     TILE,
     Target,
@@ -35,6 +35,7 @@ from mvlattice.jobs.targets import (
     unique,
 )
 from mvlattice.mvrewrite.availability import ViewState
+from mvlattice.registration import ensure_registered
 from mvlattice.settings import join_location
 
 if TYPE_CHECKING:
@@ -98,7 +99,9 @@ def model_targets(ctx: JobContext, lattice: str | None = None) -> tuple[Target, 
 
 def register_tiles(spark: SparkSession, model: Model, warehouse: str | None = None) -> int:
     """Register every built tile and materialization of the model in this session's catalog
-    (as `mvlattice.<tile>` and `schema.table`); returns how many. Called at session start."""
+    (as `mvlattice.<tile>` and `schema.table`); returns how many. Called at session start;
+    tiles built later, by another process too, are registered when a rewrite first uses them
+    (`registration.ensure_registered`)."""
     from mvlattice.jobs.targets import materialization_target
 
     where = warehouse or model.warehouse
@@ -110,8 +113,10 @@ def register_tiles(spark: SparkSession, model: Model, warehouse: str | None = No
     for name, location in found:
         try:
             if deltalog.latest_version(spark, location) is not None:
-                register(spark, name, location)
+                ensure_registered(spark, name, location, where)
                 count += 1
+        except UsageError:
+            raise  # its name stands for another warehouse's table: refuse, never share
         except Exception:  # noqa: BLE001 - an unreadable tile is simply not offered
             continue
     return count
@@ -166,7 +171,8 @@ def inspect(ctx: JobContext, target: Target) -> Inspection:
     tables, unknown = target_sources(ctx.model, target)
     current = current_snapshot(ctx.spark, tables, unknown)
     attempt = ctx.store.attempt(target.name)
-    running = attempt_running(attempt, ctx.store.host, _alive(attempt and attempt.pid), now)
+    assert ctx.leases is not None
+    running = attempt_running(attempt, ctx.leases.holder(target.name) is not None)
     if attempt is not None and attempt.status == "building" and not running:
         attempt = interrupted(attempt)
     policy = policy_for(ctx.model, target)
@@ -221,18 +227,6 @@ def entry(ctx: JobContext, target: Target) -> CatalogEntry:
 def catalog(ctx: JobContext, lattice: str | None = None) -> tuple[CatalogEntry, ...]:
     """Every tile and materialization of the model (or of one lattice), with its status."""
     return tuple(entry(ctx, t) for t in model_targets(ctx, lattice))
-
-
-def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # -- the rewriter's interface ------------------------------------------------------------------

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mvlattice.jobs.lease import Leases
 from mvlattice.jobs.state import StateStore
 from mvlattice.jobs.tables import TableReader
 
@@ -25,6 +26,11 @@ class JobContext:
     reader: TableReader
     clock: Callable[[], float] = time.time
     trigger: str = "api"  # who asked: api | cli | schedule | auto
+    leases: Leases | None = None  # None: the warehouse's (see `lease`)
+
+    def __post_init__(self) -> None:
+        if self.leases is None:
+            object.__setattr__(self, "leases", Leases.for_warehouse(self.warehouse))
 
     @classmethod
     def open(

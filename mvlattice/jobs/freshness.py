@@ -8,8 +8,8 @@ staleness is the time since the first source change the table does not reflect â
 source was recreated or its identity is unknown (when the old table stopped being current
 cannot be told), nor when someone else changed the table's rows.
 
-Catalog status: `building` while a build runs; else `fresh`; else `failed` when the last attempt
-failed; else `stale` (built but behind) or `missing` (never built).
+Catalog status: `building` while a build runs (its lease is live); else `fresh`; else `failed`
+when the last attempt failed; else `stale` (built but behind) or `missing` (never built).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Facts:
     definition: str
     tile_change: str | None  # why the table's rows may not be mvlattice's (identity.tile_change)
     attempt: Attempt | None = None
-    building: bool = False  # the attempt is running right now (its process is alive)
+    building: bool = False  # the attempt is running right now (its lease is live)
     max_staleness: float | None = None
     stale_since: float | None = None  # when the first unreflected source change happened
     now: float = 0.0
@@ -117,17 +117,12 @@ def _stale(facts: Facts, changed: tuple[str, ...]) -> Assessment:
     return Assessment(status, view, changed, age)
 
 
-def attempt_running(
-    attempt: Attempt | None, host: str, alive: bool, now: float, timeout: float = 6 * 3600.0
-) -> bool:
-    """A `building` attempt counts as running only while its process lives (`alive`, asked of
-    this host); one left behind by a killed process is an interrupted (failed) attempt. On
-    another host liveness cannot be asked: it runs until `timeout` has passed."""
-    if attempt is None or attempt.status != "building":
-        return False
-    if attempt.host == host:
-        return alive
-    return now - attempt.started_at < timeout
+def attempt_running(attempt: Attempt | None, leased: bool) -> bool:
+    """A `building` attempt counts as running only while its target's lease is live (see
+    `lease`: renewed by the builder, expired within a minute of its death) â€” never by asking
+    whether its PID lives, which a restarted container may have given to another process. A
+    `building` attempt without a live lease was left by a dead builder: interrupted (failed)."""
+    return attempt is not None and attempt.status == "building" and leased
 
 
 def interrupted(attempt: Attempt) -> Attempt:

@@ -8,7 +8,11 @@
   job and its retries);
 - a failed run is retried with exponential backoff (one-off jobs, persisted too);
 - every outcome is recorded in the catalog's state store; nothing a run raises stops the
-  scheduler.
+  scheduler;
+- one process per warehouse runs its schedulers (they share the job store): the first takes
+  the warehouse's `scheduler` lease (see `lease`) and keeps it while any of its schedulers
+  runs; a scheduler started in another process stays stopped and says who holds it. Two
+  builders of one target never overlap either way: each build holds the target's lease.
 
 The refresh itself is a `Runner(kind, name) -> (ok, summary)` given by the caller, so the
 scheduling logic knows nothing of Spark; `for_model` wires the real refresh in.
@@ -31,7 +35,9 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.combining import OrTrigger
 from apscheduler.triggers.cron import CronTrigger
 
+from mvlattice.errors import ConflictError
 from mvlattice.jobs.cron import ScheduledTarget, cron_fields
+from mvlattice.jobs.lease import Holder, Lease, LeaseHeld, Leases
 from mvlattice.jobs.state import Outcome, StateStore
 
 if TYPE_CHECKING:
@@ -44,6 +50,9 @@ Say = Callable[[str], None]
 
 _RUNNING: dict[str, Scheduler] = {}  # scheduler key -> the scheduler running in this process
 _REGISTRY_LOCK = threading.Lock()
+# lease directory -> [the warehouse's scheduler lease, how many schedulers here rely on it]
+_WAREHOUSE_LEASES: dict[str, list] = {}
+SCHEDULER_LEASE = "scheduler"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +93,12 @@ class Scheduler:
         workers: int = 2,
         timezone: object = None,
         say: Say | None = None,
+        leases: Leases | None = None,
     ) -> None:
         self.key, self.targets, self.runner, self.state = key, targets, runner, state
+        self.leases = leases or Leases(Path(store_path).parent / "leases")
+        self.standby: Holder | None = None  # who runs this warehouse's scheduler, if not us
+        self._holds_lease = False
         self.retries, self.backoff, self.grace = retries, backoff_seconds, int(grace_seconds)
         self.say = say or (lambda _line: None)
         self.timezone = timezone
@@ -104,7 +117,16 @@ class Scheduler:
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> tuple[ScheduledJob, ...]:
-        """Load the persisted jobs, bring them in line with the model, and start running."""
+        """Load the persisted jobs, bring them in line with the model, and start running —
+        unless another process runs this warehouse's scheduler: then stay stopped (`standby`
+        names it), say so, and return no jobs."""
+        self.standby = self._take_warehouse()
+        if self.standby is not None:
+            self.say(
+                f"not started: this warehouse's scheduler runs in {self.standby.describe()} "
+                "(one scheduler per warehouse)"
+            )
+            return ()
         with _REGISTRY_LOCK:
             _RUNNING[self.key] = self
         self._scheduler.start(paused=True)
@@ -120,10 +142,47 @@ class Scheduler:
         with _REGISTRY_LOCK:
             if _RUNNING.get(self.key) is self:
                 del _RUNNING[self.key]
+        self._leave_warehouse()
+
+    def _take_warehouse(self) -> Holder | None:
+        """Hold the warehouse's scheduler lease (shared by this process's schedulers); the
+        other process's holder when it is taken."""
+        with _REGISTRY_LOCK:
+            if self._holds_lease:
+                return None
+            key = str(self.leases.directory)
+            entry = _WAREHOUSE_LEASES.get(key)
+            if entry is None:
+                try:
+                    lease: Lease = self.leases.acquire(SCHEDULER_LEASE, "scheduler")
+                except LeaseHeld as held:
+                    return held.holder
+                entry = _WAREHOUSE_LEASES[key] = [lease, 0]
+            entry[1] += 1
+            self._holds_lease = True
+        return None
+
+    def _leave_warehouse(self) -> None:
+        with _REGISTRY_LOCK:
+            if not self._holds_lease:
+                return
+            self._holds_lease = False
+            key = str(self.leases.directory)
+            entry = _WAREHOUSE_LEASES[key]
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _WAREHOUSE_LEASES[key]
+                entry[0].release()
 
     def run_forever(self, poll_seconds: float = 1.0) -> None:
-        """Run in the foreground until Ctrl-C (then stop cleanly)."""
+        """Run in the foreground until Ctrl-C (then stop cleanly); ConflictError when another
+        process runs this warehouse's scheduler."""
         self.start()
+        if self.standby is not None:
+            raise ConflictError(
+                f"this warehouse's scheduler already runs in {self.standby.describe()}; "
+                "one scheduler per warehouse"
+            )
         try:
             while self._scheduler.running:
                 time.sleep(poll_seconds)

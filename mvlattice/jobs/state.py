@@ -39,7 +39,7 @@ SCHEMA = (
 @dataclass(frozen=True, slots=True)
 class Outcome:
     target: str
-    status: str  # built | refreshed | skipped | failed
+    status: str  # built | refreshed | skipped | busy | failed
     path: str | None
     reason: str | None
     rows: int | None
@@ -127,6 +127,18 @@ class StateStore:
                     o.trigger,
                 ),
             )
+
+    def log(self, outcome: Outcome) -> None:
+        """Append an outcome to the history without touching the attempt (a build skipped
+        because another process holds its lease: that attempt is the other's)."""
+        o = outcome
+        with self._db() as db:
+            db.execute(
+                "INSERT INTO outcomes (target, status, path, reason, rows, started_at, "
+                "finished_at, error, trigger) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (o.target, o.status, o.path, o.reason, o.rows, o.started_at, o.finished_at,
+                 o.error, o.trigger),
+            )  # fmt: skip
 
     def attempt(self, target: str) -> Attempt | None:
         with self._db() as db:

@@ -121,6 +121,9 @@ def _progress_bar():  # noqa: ANN202 - a jobs.batch.Progress
         if r.status == "failed":
             print(f"{head}: FAILED ({r.path}) {r.error}", flush=True)
             return
+        if r.status == "busy":  # "skipped: being built by <host> pid <pid> since <time>"
+            print(f"{head}: {r.reason}", flush=True)
+            return
         rows = f", {r.rows:,} rows" if r.rows is not None else ""
         print(f"{head}: {r.status} ({r.path}{rows}, {r.seconds:.1f} s) — {r.reason}", flush=True)
 
