@@ -86,8 +86,21 @@ def build_session(
             f"could not start Spark (master {master}): {str(exc).strip().splitlines()[0]}"
         ) from None
     spark.sparkContext.setLogLevel("ERROR")
+    _jvm_stdout_to(spark, log_file(warehouse))
     _quiet_python_loggers()
     return spark
+
+
+def _jvm_stdout_to(spark: SparkSession, path: Path) -> None:
+    """What the JVM prints to System.out (Delta's VACUUM reports deleted files there) goes to
+    the Spark log, never into a command's output (`--json` must stay one document)."""
+    jvm = spark._jvm  # noqa: SLF001 - no public way to reach System.out
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stream = jvm.java.io.FileOutputStream(str(path), True)
+        jvm.java.lang.System.setOut(jvm.java.io.PrintStream(stream, True, "UTF-8"))
+    except Exception:  # noqa: BLE001 - a remote log location: leave System.out as it is
+        return
 
 
 def _quiet_python_loggers() -> None:

@@ -86,6 +86,8 @@ class Runtime:
         scheduler = for_model(ws.spark, ws.model, ws.warehouse, say=self._scheduler_say(name))
         scheduler.runner = self._counted(scheduler.runner)
         scheduler.start()
+        if not scheduler.running:  # another process runs this warehouse's scheduler
+            return
         self.schedulers.append(scheduler)
         self.scheduled.append((name, scheduler))
         for t in targets:
