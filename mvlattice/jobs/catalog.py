@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mvlattice.errors import UsageError
+from mvlattice.errors import MvlatticeError, UsageError
 from mvlattice.jobs import deltalog, storage
 from mvlattice.jobs.build import definition_of
 from mvlattice.jobs.context import JobContext
@@ -41,6 +41,7 @@ from mvlattice.settings import join_location
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from mvlattice.lattice.lattice import TileSpec
     from mvlattice.lattice.model import Model
 
 
@@ -69,8 +70,19 @@ def built_targets(ctx: JobContext, lattice: str | None = None) -> tuple[Target, 
         record = state.record if state else None
         if record is None or record.spec is None or record.lattice not in names:
             continue
+        if not _fits(ctx.model, record.spec):
+            continue  # a same-named lattice of another model sharing the warehouse built it
         found.append(Target(name, TILE, location, record.spec, None, record.origin, record.rows))
     return tuple(found)
+
+
+def _fits(model: Model, spec: TileSpec) -> bool:
+    """Whether this model's lattice of the spec's name has the spec's columns and measures."""
+    try:
+        definition_of(model, Target("", TILE, "", spec))
+    except MvlatticeError:
+        return False
+    return True
 
 
 def planned_targets(ctx: JobContext, lattice: str | None = None) -> tuple[Target, ...]:
