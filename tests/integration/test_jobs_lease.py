@@ -16,10 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.errors import UsageError
 from mvlattice.jobs.lease import Leases
 from mvlattice.jobs.state import StateStore
-from mvlattice.registration import ensure_registered
 from mvlattice.workspace import Workspace
 from tests.integration import test_service_support as service
 from tests.integration.test_jobs_support import make_shop, tile_name
@@ -151,28 +149,3 @@ def test_a_tile_built_by_the_cli_is_used_by_a_running_serve(spark, tmp_path: Pat
         assert Counter(map(tuple, after["rows"])) == Counter(map(tuple, before["rows"]))
     finally:
         server.stop()
-
-
-def test_a_second_warehouse_with_the_same_names_is_refused(spark, warehouse, tmp_path) -> None:  # noqa: ANN001
-    first = make_shop(spark, warehouse, "lease_wh", "- dimensions: [brand]\n")
-    ws = Workspace(first, warehouse=str(warehouse))
-    assert ws.sql("select count(*) from lease_wh.sales").first()[0] == 120
-    # The same schema and table names over other data, on another warehouse, in this process.
-    other = tmp_path / "other"
-    second = make_shop(spark, other, "lease_wh", "- dimensions: [brand]\n")
-    with pytest.raises(UsageError) as refused:
-        Workspace(second, warehouse=str(other)).sql("select count(*) from lease_wh.sales")
-    message = str(refused.value)
-    assert str(warehouse) in message and str(other) in message
-    assert "lease_wh." in message and "in its own process" in message
-    # Names that differ work side by side; a tile name that coincides is refused too.
-    third = Workspace(make_shop(spark, other, "lease_wh3", "- dimensions: [brand]\n"),
-                      warehouse=str(other))  # fmt: skip
-    assert third.sql("select count(*) from lease_wh3.sales").first()[0] == 120
-    here, there = tmp_path / "t1", tmp_path / "t2"
-    for location in (here, there):
-        spark.range(1).write.format("delta").save(str(location))
-    ensure_registered(spark, "mvlattice.lease_wh_tile", str(here), str(warehouse))
-    ensure_registered(spark, "mvlattice.lease_wh_tile", str(here), str(warehouse))  # same: ok
-    with pytest.raises(UsageError, match=str(other)):
-        ensure_registered(spark, "mvlattice.lease_wh_tile", str(there), str(other))
