@@ -3,7 +3,7 @@ plan, on the product's own candidates.
 
 A seeded workload of 500 distinct weighted group-bys (1–6 columns each) over a 30-column star
 of 10 M rows (column cardinalities 2 .. 100 k). Candidates come from the planner's generator
-(`mvlattice.lattice.candidates`: asked sets, singles and pairs of dimension-like columns,
+(`mvlattice.plan.candidates`: asked sets, singles and pairs of dimension-like columns,
 bounded unions) and rows from the dict-backed statistics provider (singles counted, everything
 else estimated: independence capped by Cardenas). Lazy and plain greedy then run on the same
 views and weights and must pick the same tiles. `plan_lattice` is also timed end to end:
@@ -32,12 +32,12 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from mvlattice.lattice.candidates import candidate_sets
-from mvlattice.lattice.hru import greedy_over_sets
 from mvlattice.lattice.lattice import Lattice, LatticeColumn, Node
-from mvlattice.lattice.planner import plan_lattice
-from mvlattice.lattice.sizing import sizes
-from mvlattice.lattice.workload import Workload, WorkloadQuery, merge
+from mvlattice.plan.candidates import candidate_sets
+from mvlattice.plan.hru import greedy_over_sets
+from mvlattice.plan.planner import plan_lattice
+from mvlattice.plan.sizing import sizes
+from mvlattice.plan.workload import Workload, WorkloadQuery, merge
 from mvlattice.statistics.dict_provider import DictStatisticProvider
 
 ROWS = 10_000_000

@@ -32,10 +32,10 @@ import yaml
 
 from mvlattice.datasets.foodmart import TABLES
 from mvlattice.lattice.lattice import Measure, TileSpec
-from mvlattice.lattice.model import Model, load_model
+from mvlattice.model.loader import Model, load_model
 from mvlattice.mvrewrite.context import context_for
-from mvlattice.mvrewrite.parse import parse_query, qualify_query
 from mvlattice.mvrewrite.rewriter import RewriteContext, rewrite
+from mvlattice.sql.parse import parse_query, qualify_query
 
 REPO = Path(__file__).resolve().parents[1]
 VIEWS = 100

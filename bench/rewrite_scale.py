@@ -1,5 +1,5 @@
 """Benchmark the rewriter at scale: 10, 100, 1,000 and 10,000 views, with and without the
-filter tree (GL01 §4, `mvlattice.mvrewrite.filter_tree`).
+filter tree (GL01 §4, `mvlattice.mvrewrite.index.filter_tree`).
 
 The model is a synthetic retail schema: five fact tables (store_sales, store_returns,
 inventory, shipments, web_sales), each with a lattice over its star of shared dimensions
@@ -51,10 +51,10 @@ from typing import Any
 import yaml
 
 from mvlattice.lattice.lattice import Lattice, Measure, TileSpec
-from mvlattice.lattice.model import Materialization, Model, load_model
+from mvlattice.model.loader import Materialization, Model, load_model
 from mvlattice.mvrewrite import rewriter
 from mvlattice.mvrewrite.context import context_for
-from mvlattice.mvrewrite.filter_tree import index_for
+from mvlattice.mvrewrite.index.filter_tree import index_for
 from mvlattice.mvrewrite.rewriter import RewriteContext, rewrite
 
 SCHEMA = "shop"

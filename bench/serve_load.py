@@ -681,7 +681,7 @@ class NullBackend:
         return True
 
     def rewrite(self, sql: str, explain: bool, model: str | None):  # noqa: ANN201
-        from mvlattice.service.http.backend import Rewritten
+        from mvlattice.http.backend import Rewritten
 
         doc = {"rewritten": False, "sql": sql, "materializations": [], "explain": []}
         return Rewritten("null", doc, False, (), 0.0)
@@ -689,8 +689,8 @@ class NullBackend:
 
 def null_server(port: int) -> None:
     import uvicorn
+    from mvlattice.http.app import Service, Settings, create_app
 
-    from mvlattice.service.http.app import Service, Settings, create_app
     from tests.integration.test_service_support import TOKEN
 
     service = Service(NullBackend(), Settings(token=TOKEN))  # type: ignore[arg-type]

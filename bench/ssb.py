@@ -35,9 +35,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from mvlattice.comparison import Comparison, compare, geomean
 from mvlattice.datasets import ssb
 from mvlattice.datasets.ssb_queries import QUERIES, workload
+from mvlattice.proof.comparison import Comparison, compare, geomean
 from mvlattice.settings import join_location, resolve_warehouse
 from mvlattice.spark import build_session, resolve_master, spark_conf
 from mvlattice.workspace import Workspace
@@ -179,7 +179,7 @@ def _forget_statistics(warehouse: str) -> None:
     """Drop the lattice's cached counts, so profile and plan times are those of a first run."""
     import shutil
 
-    from mvlattice.jobs.storage import local_path
+    from mvlattice.delta.storage import local_path
 
     path = local_path(join_location(warehouse, "_mvlattice", "statistics", LATTICE))
     if path is not None:

@@ -33,15 +33,15 @@ from collections import Counter
 
 import sqlglot
 
-from mvlattice.comparison import same_rows
 from mvlattice.datasets import foodmart
 from mvlattice.datasets.foodmart_queries import ensure_queries
+from mvlattice.document import read_document
 from mvlattice.errors import MvlatticeError
-from mvlattice.lattice.document import read_document
-from mvlattice.lattice.suggest.data import data_statistics, data_uniqueness
-from mvlattice.lattice.suggest.emit import emit_model
-from mvlattice.lattice.suggest.logs import LogEntry, read_logs
-from mvlattice.lattice.suggest.suggester import suggest
+from mvlattice.proof.comparison import same_rows
+from mvlattice.suggest.data import data_statistics, data_uniqueness
+from mvlattice.suggest.emit import emit_model
+from mvlattice.suggest.logs import LogEntry, read_logs
+from mvlattice.suggest.suggester import suggest
 from mvlattice.workspace import Workspace
 
 REPO = HERE.parent

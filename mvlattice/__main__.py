@@ -2,6 +2,6 @@
 
 import sys
 
-from mvlattice.service.cli import main
+from mvlattice.cli.main import main
 
 sys.exit(main())

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from mvlattice.errors import SetupError
 from mvlattice.jars import ensure_jars
-from mvlattice.sqlquote import identifier, qualified, string
+from mvlattice.sql.quote import identifier, qualified, string
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mvlattice.lattice.model import Model, Table
+    from mvlattice.model.loader import Model, Table
 
 DEFAULT_MASTER = "local[*]"
 

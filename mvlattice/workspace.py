@@ -7,18 +7,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mvlattice.document import read_document
 from mvlattice.errors import JobError, MvlatticeError, SqlError
-from mvlattice.lattice.document import read_document
-from mvlattice.lattice.model import Model, Table, load_model
+from mvlattice.model.loader import Model, Table, load_model
 from mvlattice.settings import resolve_warehouse
 from mvlattice.spark import build_session, register_tables, resolve_master, spark_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from mvlattice.checks import Violation
-    from mvlattice.lattice.constraints import Constraint
-    from mvlattice.lattice.planner import LatticePlan
+    from mvlattice.model.checks import Violation
+    from mvlattice.model.constraints import Constraint
+    from mvlattice.plan.planner import LatticePlan
 
 
 # Runs the SQL a query comes to: (sql, row limit) -> (columns, rows).
@@ -53,7 +53,7 @@ class Workspace:
             conf = spark_conf(self.master, self.warehouse, (self._model_conf, self._explicit_conf))
             self._spark = build_session(self.master, self.warehouse, conf)
         if not self._registered and getattr(self, "model", None) is not None:
-            from mvlattice.registration import check_model_tables
+            from mvlattice.jobs.registration import check_model_tables
 
             check_model_tables(self._spark, self.model, self.warehouse)  # never share names
             register_tables(self._spark, self.model)
@@ -106,7 +106,7 @@ class Workspace:
         return list(frame.columns), [tuple(r) for r in rows]
 
     def validate_data(self) -> tuple[tuple[Constraint, ...], tuple[Violation, ...]]:
-        from mvlattice.checks import check_data
+        from mvlattice.model.checks import check_data
 
         return check_data(self.spark, self.model)
 
@@ -120,14 +120,14 @@ class Workspace:
         progress: Any = None,
         max_size: int | None = None,
     ) -> LatticePlan:
-        """Choose tiles for a lattice (HRU96); see mvlattice.lattice.planner.plan_model.
+        """Choose tiles for a lattice (HRU96); see mvlattice.plan.planner.plan_model.
         `workload`: a file, a list of {dimensions, weight}, or a Workload; without one, the
         queries of the warehouse's query log that read the lattice (as `materialize` weighs
         its plan), else none; `provider`: exact or profiler (default: the lattice's
         statisticProvider); `max_size`: the largest column sets the profile counts up front;
         `progress(line)` hears what the provider does."""
         from mvlattice.jobs.planning import PLAN_PROFILE_SIZE
-        from mvlattice.lattice.planner import plan_model
+        from mvlattice.plan.planner import plan_model
         from mvlattice.statistics.factory import provider_for
 
         size = PLAN_PROFILE_SIZE if max_size is None else max_size
@@ -181,8 +181,8 @@ class Workspace:
     def _logged_workload(self, say: Any, only: str | None = None) -> dict[str, Any]:
         """Per lattice (or just lattice `only`), the logged queries that read its fact table
         (none: plain HRU)."""
-        from mvlattice.lattice.workload import workload_from_sql
-        from mvlattice.service.querylog import query_log_weighted
+        from mvlattice.plan.workload import workload_from_sql
+        from mvlattice.querylog.log import query_log_weighted
 
         logged = query_log_weighted(self.warehouse, spark=self.spark)
         found: dict[str, Any] = {}
@@ -270,8 +270,8 @@ class Workspace:
         runs on this workspace's session as the user's own SQL."""
         import time
 
-        from mvlattice.mvrewrite.parse import parse_query
         from mvlattice.mvrewrite.rewriter import QueryResult, RewriteResult
+        from mvlattice.sql.parse import parse_query
 
         start = time.perf_counter()
         parse_query(sql)  # only queries: anything else is a UsageError / SqlError
@@ -308,7 +308,7 @@ class Workspace:
         """Register the tiles a rewrite reads that this session's catalog lacks: built after
         it started, by another process too (`mvlattice refresh` while `serve` runs). The
         service's sandbox session shares this catalog."""
-        from mvlattice.registration import ensure_registered
+        from mvlattice.jobs.registration import ensure_registered
 
         availability = getattr(self, "_availability", None)
         if availability is None or not hasattr(availability, "target"):

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from mvlattice.errors import DataError, SetupError
 from mvlattice.settings import join_location
-from mvlattice.sqlquote import path_identifier
-from mvlattice.sqlquote import string as literal
+from mvlattice.sql.quote import path_identifier
+from mvlattice.sql.quote import string as literal
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -188,7 +188,7 @@ def _write(spark: SparkSession, source: Path, table: FoodmartTable, location: st
 
 
 def _has_rows(spark: SparkSession, location: str, expected: int) -> bool:
-    from mvlattice.lattice.table_columns import is_local_delta_table
+    from mvlattice.delta.columns import is_local_delta_table
 
     if "://" not in location and not is_local_delta_table(location):
         return False

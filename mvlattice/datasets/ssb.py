@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mvlattice.settings import join_location
-from mvlattice.sqlquote import path_identifier, string
+from mvlattice.sql.quote import path_identifier, string
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mvlattice.lattice.workload import workload_from_sql
+from mvlattice.plan.workload import workload_from_sql
 
 if TYPE_CHECKING:
     from mvlattice.lattice.lattice import Lattice
-    from mvlattice.lattice.workload import Workload
+    from mvlattice.plan.workload import Workload
 
 _FLIGHT_1 = """select sum(lo_extendedprice*lo_discount) as revenue
 from lineorder, date

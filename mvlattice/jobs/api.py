@@ -6,13 +6,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from mvlattice.jobs import storage, trash
+from mvlattice.delta import storage
+from mvlattice.jobs import trash
 from mvlattice.jobs.batch import BatchResult, BuildResult, Progress, run_batch
 from mvlattice.jobs.catalog import CatalogEntry, built_targets, catalog, model_targets
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.garbage import BuiltTile, Garbage, choose_garbage
 from mvlattice.jobs.planning import plan_targets, planned_tiles
-from mvlattice.jobs.querysql import query_tables
 from mvlattice.jobs.record import TileRecord
 from mvlattice.jobs.targets import (
     Target,
@@ -22,12 +22,13 @@ from mvlattice.jobs.targets import (
     tile_target,
     unique,
 )
+from mvlattice.sql.query_tables import query_tables
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mvlattice.lattice.model import Model
-    from mvlattice.lattice.planner import LatticePlan
+    from mvlattice.model.loader import Model
+    from mvlattice.plan.planner import LatticePlan
 
 
 def materialize(

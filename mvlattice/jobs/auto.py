@@ -18,7 +18,7 @@ from mvlattice.lattice.lattice import Measure, TileSpec
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mvlattice.lattice.model import Model
+    from mvlattice.model.loader import Model
 
 
 class AutoTiles:

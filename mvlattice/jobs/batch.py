@@ -14,21 +14,22 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mvlattice.delta import log as deltalog
 from mvlattice.errors import MvlatticeError
-from mvlattice.jobs import deltalog, vacuum
+from mvlattice.jobs import vacuum
 from mvlattice.jobs.build import build_materialization, build_tile, definition_of, merge_appends
 from mvlattice.jobs.changes import FULL, INCREMENTAL, NONE, RefreshDecision, decide_refresh
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.lease import Holder, LeaseHeld
 from mvlattice.jobs.order import Ancestor, build_order, cheapest_ancestor
 from mvlattice.jobs.record import Snapshot, TileRecord
+from mvlattice.jobs.registration import ensure_registered
 from mvlattice.jobs.sources import current_snapshot, read_name, target_sources
 from mvlattice.jobs.state import Outcome
 from mvlattice.jobs.tables import TableState, job_group
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import mergeable, table_relation
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.registration import ensure_registered
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +201,7 @@ class _Batch:
 
     def _snapshot(self, lattice: Lattice) -> Snapshot:
         if lattice.name not in self.snapshots:
-            from mvlattice.delta import lattice_tables
+            from mvlattice.delta.versions import lattice_tables
 
             tables = lattice_tables(self.ctx.model, lattice.name)
             self.snapshots[lattice.name] = current_snapshot(self.ctx.spark, tables)

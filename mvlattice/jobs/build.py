@@ -4,11 +4,10 @@ which also sets the table's vacuum retention (see `vacuum`)."""
 
 from __future__ import annotations
 
-from mvlattice.jobs.appended import appended_view
+from mvlattice.delta.appended import appended_view
 from mvlattice.jobs.changes import RefreshDecision
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.order import Ancestor
-from mvlattice.jobs.querysql import pin_versions
 from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.sources import pinnable, pinned_relations, read_name
 from mvlattice.jobs.tables import column_types, write_table
@@ -23,7 +22,8 @@ from mvlattice.jobs.tilesql import (
     table_relation,
 )
 from mvlattice.jobs.vacuum import retention
-from mvlattice.lattice.model import Model
+from mvlattice.model.loader import Model
+from mvlattice.sql.query_tables import pin_versions
 
 
 def definition_of(model: Model, target: Target) -> str:

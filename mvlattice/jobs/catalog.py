@@ -14,13 +14,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mvlattice.delta import log as deltalog
+from mvlattice.delta import storage
 from mvlattice.errors import MvlatticeError, UsageError
-from mvlattice.jobs import deltalog, storage
+from mvlattice.jobs.availability import ViewState
 from mvlattice.jobs.build import definition_of
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.freshness import Assessment, Facts, assess, attempt_running, interrupted
 from mvlattice.jobs.naming import TILE_DATABASE, is_tile_table_name, lattice_prefix
 from mvlattice.jobs.record import Version, iso, spec_from_json
+from mvlattice.jobs.registration import ensure_registered
 from mvlattice.jobs.sources import current_snapshot, stale_since, target_sources
 from mvlattice.jobs.state import StateStore
 from mvlattice.jobs.tables import TableReader, TableState
@@ -34,15 +37,13 @@ from mvlattice.jobs.targets import (
     tile_target,
     unique,
 )
-from mvlattice.mvrewrite.availability import ViewState
-from mvlattice.registration import ensure_registered
 from mvlattice.settings import join_location
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from mvlattice.lattice.lattice import TileSpec
-    from mvlattice.lattice.model import Model
+    from mvlattice.model.loader import Model
 
 
 # -- what exists -------------------------------------------------------------------------------
@@ -243,7 +244,7 @@ def catalog(ctx: JobContext, lattice: str | None = None) -> tuple[CatalogEntry, 
 
 # -- the rewriter's interface ------------------------------------------------------------------
 class CatalogAvailability:
-    """`mvlattice.mvrewrite.availability.Availability` from the tile catalog: whether the view
+    """`mvlattice.jobs.availability.Availability` from the tile catalog: whether the view
     stored in a table may be read now (FRESH, STALE_ACCEPTED within maxStaleness, STALE,
     MISSING, BUILDING, FAILED), and `record_hit` for the tiles a rewrite used."""
 

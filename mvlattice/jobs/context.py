@@ -14,7 +14,7 @@ from mvlattice.jobs.tables import TableReader
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mvlattice.lattice.model import Model
+    from mvlattice.model.loader import Model
 
 
 @dataclass(frozen=True, slots=True)

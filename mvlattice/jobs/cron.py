@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mvlattice.lattice.durations import check_cron
+from mvlattice.model.durations import check_cron
 
 if TYPE_CHECKING:
-    from mvlattice.lattice.model import Model
+    from mvlattice.model.loader import Model
 
 DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 

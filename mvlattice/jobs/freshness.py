@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mvlattice.jobs.availability import ViewState
 from mvlattice.jobs.changes import changed_sources
 from mvlattice.jobs.identity import identity_changes
 from mvlattice.jobs.record import Snapshot, TileRecord
-from mvlattice.mvrewrite.availability import ViewState
 
 FRESH, STALE, BUILDING, FAILED, MISSING = "fresh", "stale", "building", "failed", "missing"
 

@@ -19,8 +19,8 @@ import re
 from mvlattice.errors import UsageError
 from mvlattice.lattice.lattice import TileSpec
 from mvlattice.lattice.measures import column_name
-from mvlattice.lattice.names import path_name_problem
 from mvlattice.settings import is_uri, join_location
+from mvlattice.sql.names import path_name_problem
 
 TILE_DATABASE = "mvlattice"
 MAX_READABLE = 80

@@ -12,7 +12,7 @@ from mvlattice.jobs.targets import Target, tile_target
 from mvlattice.lattice.lattice import Lattice
 
 if TYPE_CHECKING:
-    from mvlattice.lattice.planner import LatticePlan
+    from mvlattice.plan.planner import LatticePlan
 
 # Planning profiles single columns only, then the planner counts exactly the sets it needs: all
 # pairs of a wide lattice cost a sketch each per row (SSB's 60 columns: 1,830 sketches, over
@@ -33,7 +33,7 @@ def planned_tiles(
     sources' Delta versions, so unchanged data is not profiled twice)."""
     if not lattice.algorithm:
         return ()
-    from mvlattice.lattice.planner import load_workload, plan_lattice
+    from mvlattice.plan.planner import load_workload, plan_lattice
     from mvlattice.statistics.factory import provider_for
 
     stats = provider_for(

@@ -43,7 +43,7 @@ from mvlattice.jobs.state import Outcome, StateStore
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mvlattice.lattice.model import Model
+    from mvlattice.model.loader import Model
 
 Runner = Callable[[str, str], tuple[bool, str]]  # (kind, name) -> (ok, summary)
 Say = Callable[[str], None]

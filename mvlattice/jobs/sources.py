@@ -14,23 +14,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mvlattice.jobs import deltalog, storage
-from mvlattice.jobs.querysql import query_tables
+from mvlattice.delta import log as deltalog
+from mvlattice.delta import storage
 from mvlattice.jobs.record import Snapshot, TableId, Version
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import q, table_relation
+from mvlattice.sql.query_tables import query_tables
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from mvlattice.lattice.lattice import Lattice
-    from mvlattice.lattice.model import Model, Table
+    from mvlattice.model.loader import Model, Table
 
 
 def target_sources(model: Model, target: Target) -> tuple[tuple[Table, ...], tuple[str, ...]]:
     """The model tables a target reads, and names it reads that the model does not declare."""
     if target.spec is not None:
-        from mvlattice.delta import lattice_tables
+        from mvlattice.delta.versions import lattice_tables
 
         return lattice_tables(model, target.spec.lattice), ()
     assert target.materialization is not None
@@ -75,7 +76,7 @@ def table_id(spark: SparkSession, table: Table, version: Version) -> TableId:
     if not isinstance(version, int):
         return None
     if table.location is None:
-        from mvlattice.delta import table_id as described_id
+        from mvlattice.delta.versions import table_id as described_id
 
         return described_id(spark, _quoted(table.catalog_name or table.qualified_name))
     return deltalog.table_id(spark, table.location, version)

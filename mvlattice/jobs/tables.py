@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mvlattice.jobs import deltalog, storage
+from mvlattice.delta import log as deltalog
+from mvlattice.delta import storage
 from mvlattice.jobs.identity import tile_change
 from mvlattice.jobs.record import TileRecord, commit_tag, from_properties, to_properties
 from mvlattice.jobs.tilesql import q, sql_string

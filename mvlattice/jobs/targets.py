@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mvlattice.document import suggest
 from mvlattice.errors import NotFoundError
 from mvlattice.jobs.naming import (
     TILE_DATABASE,
@@ -18,9 +19,8 @@ from mvlattice.jobs.naming import (
     tile_location,
     tile_table_name,
 )
-from mvlattice.lattice.document import suggest
 from mvlattice.lattice.lattice import Lattice, RefreshPolicy, TileSpec
-from mvlattice.lattice.model import Materialization, Model
+from mvlattice.model.loader import Materialization, Model
 
 TILE = "tile"
 MATERIALIZATION = "materialization"

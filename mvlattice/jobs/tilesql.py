@@ -21,12 +21,12 @@ from mvlattice.lattice.measures import (
     rollup_sql,
     stored_columns,
 )
-from mvlattice.sqlquote import identifier, string
+from mvlattice.sql.quote import identifier, string
 
 Relations = Mapping[str, str]  # lattice alias -> SQL table reference (maybe version-pinned)
 
 
-# The one quoting of `mvlattice.sqlquote`, under the short names jobs modules import.
+# The one quoting of `mvlattice.sql.quote`, under the short names jobs modules import.
 q = identifier
 sql_string = string
 

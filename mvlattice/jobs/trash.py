@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from mvlattice.jobs import storage
+from mvlattice.delta import storage
 from mvlattice.jobs.tilesql import q
 from mvlattice.settings import join_location
 

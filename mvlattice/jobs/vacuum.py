@@ -25,16 +25,17 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from mvlattice.jobs import deltalog, storage
+from mvlattice.delta import log as deltalog
+from mvlattice.delta import storage
 from mvlattice.lattice.lattice import DEFAULT_VACUUM_RETENTION, MIN_VACUUM_RETENTION
 from mvlattice.settings import join_location
-from mvlattice.sqlquote import path_identifier
+from mvlattice.sql.quote import path_identifier
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from mvlattice.jobs.targets import Target
-    from mvlattice.lattice.model import Model
+    from mvlattice.model.loader import Model
 
 # Seconds a query may run in the service of this process (`serve --query-timeout` sets it).
 QUERY_TIMEOUT_CONF = "spark.mvlattice.queryTimeout"

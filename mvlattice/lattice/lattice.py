@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mvlattice.document import suggest
 from mvlattice.errors import NotFoundError
-from mvlattice.lattice.document import suggest
-from mvlattice.sqlquote import identifier, qualified
+from mvlattice.sql.quote import identifier, qualified
 
 
 @dataclass(frozen=True, slots=True)

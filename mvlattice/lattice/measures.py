@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mvlattice.lattice.lattice import Measure
-from mvlattice.sqlquote import identifier
+from mvlattice.sql.quote import identifier
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from mvlattice.lattice.document import Problems, suggest
+from mvlattice.document import Problems, suggest
 from mvlattice.lattice.lattice import Edge, LatticeColumn, Node
-from mvlattice.lattice.names import sql_name_problem
-from mvlattice.sqlquote import qualified
+from mvlattice.sql.names import sql_name_problem
+from mvlattice.sql.quote import qualified
 
 # (schema, table) -> the table's column names, or None when no such table exists.
 ColumnsOf = Callable[[str, str], tuple[str, ...] | None]

@@ -12,15 +12,15 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
+from mvlattice.delta.columns import delta_log_columns
 from mvlattice.lattice.lattice import TileSpec
-from mvlattice.lattice.model import Materialization, Model, Table
-from mvlattice.lattice.table_columns import delta_log_columns
-from mvlattice.mvrewrite.from_sql import translate
-from mvlattice.mvrewrite.keys import keys_of
-from mvlattice.mvrewrite.parse import parse_query, qualify_query, schema_of
+from mvlattice.model.loader import Materialization, Model, Table
+from mvlattice.mvrewrite.match.keys import keys_of
 from mvlattice.mvrewrite.rewriter import RewriteContext
-from mvlattice.mvrewrite.spjg import Spjg, normalize
 from mvlattice.mvrewrite.views import View, materialization_view, tile_view
+from mvlattice.sql.from_sql import translate
+from mvlattice.sql.parse import parse_query, qualify_query, schema_of
+from mvlattice.sql.spjg import Spjg, normalize
 
 ColumnsOf = Callable[[Table], tuple[str, ...] | None]
 

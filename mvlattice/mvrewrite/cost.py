@@ -7,7 +7,7 @@ A union rewrite also reads the base tables; each table joined back costs another
 
 from __future__ import annotations
 
-from mvlattice.mvrewrite.attempt import Attempt
+from mvlattice.mvrewrite.match.attempt import Attempt
 from mvlattice.mvrewrite.views import View
 
 BASE_ROWS = 1e9  # what a scan of base tables is assumed to read

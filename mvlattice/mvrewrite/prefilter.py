@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from mvlattice.mvrewrite import ir
-from mvlattice.mvrewrite.attempt import MISSING_COLUMN, TABLES_NOT_CONTAINED, Rejection
-from mvlattice.mvrewrite.spjg import Spjg
+from mvlattice.mvrewrite.match.attempt import MISSING_COLUMN, TABLES_NOT_CONTAINED, Rejection
 from mvlattice.mvrewrite.views import View
+from mvlattice.sql import ir
+from mvlattice.sql.spjg import Spjg
 
 TableColumn = tuple[str, str]
 

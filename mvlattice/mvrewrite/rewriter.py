@@ -16,8 +16,11 @@ from sqlglot import exp
 from sqlglot.schema import MappingSchema
 
 from mvlattice.errors import UnsupportedSqlError
-from mvlattice.mvrewrite import compose, cost, filter_tree, prefilter
-from mvlattice.mvrewrite.attempt import (
+from mvlattice.jobs.availability import AllUsable, Availability
+from mvlattice.mvrewrite import cost, prefilter
+from mvlattice.mvrewrite.index import filter_tree
+from mvlattice.mvrewrite.match import compose
+from mvlattice.mvrewrite.match.attempt import (
     NOT_AVAILABLE,
     NOT_CHOSEN,
     STALE,
@@ -25,16 +28,15 @@ from mvlattice.mvrewrite.attempt import (
     Attempt,
     Rejection,
 )
-from mvlattice.mvrewrite.availability import AllUsable, Availability
-from mvlattice.mvrewrite.blocks import rewrite_tree, visible_ctes
-from mvlattice.mvrewrite.from_sql import translate
-from mvlattice.mvrewrite.keys import Keys
-from mvlattice.mvrewrite.match import match
-from mvlattice.mvrewrite.parse import output_names, parse_query, qualify_query, rename_outputs
+from mvlattice.mvrewrite.match.gl01 import match
+from mvlattice.mvrewrite.match.keys import Keys
 from mvlattice.mvrewrite.prefilter import Summary
-from mvlattice.mvrewrite.spjg import Spjg, normalize
-from mvlattice.mvrewrite.to_sql import plan_sql, pretty
 from mvlattice.mvrewrite.views import View
+from mvlattice.sql.from_sql import translate
+from mvlattice.sql.parse import output_names, parse_query, qualify_query, rename_outputs
+from mvlattice.sql.spjg import Spjg, normalize
+from mvlattice.sql.statement_blocks import rewrite_tree, visible_ctes
+from mvlattice.sql.to_sql import plan_sql, pretty
 
 USED, MATCHED, REJECTED, NOT_REWRITABLE = "used", "matched", "rejected", "not_rewritable"
 

@@ -21,9 +21,9 @@ from mvlattice.errors import MvlatticeError
 from mvlattice.jobs.naming import tile_qualified_name
 from mvlattice.lattice.lattice import Lattice, TileSpec
 from mvlattice.lattice.measures import base_aggregate_sql, column_name, stored_columns
-from mvlattice.lattice.model import Materialization
-from mvlattice.mvrewrite.spjg import Spjg
-from mvlattice.sqlquote import identifier
+from mvlattice.model.loader import Materialization
+from mvlattice.sql.quote import identifier
+from mvlattice.sql.spjg import Spjg
 
 # (sql, default schema) -> the block of a view definition; raises MvlatticeError if it has none
 Compile = Callable[[str, str | None], Spjg]

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from mvlattice.lattice.model import load_model
+from mvlattice.model.loader import load_model
 from mvlattice.mvrewrite.context import context_for
 from mvlattice.mvrewrite.rewriter import RewriteContext, rewrite
 from mvlattice.proof import compare, querygen
 from mvlattice.proof.querygen import ViewSpec
 from mvlattice.proof.shape import Shape
 from mvlattice.proof.stars import StarDef, read_shape
-from mvlattice.sqlquote import qualified
+from mvlattice.sql.quote import qualified
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

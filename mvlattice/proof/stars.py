@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.lattice.model import Model
+from mvlattice.model.loader import Model
 from mvlattice.proof import synthetic
 from mvlattice.proof.shape import BOOL, DATE, DIM, INT, MEASURE, NUM, STRING, Col, Node, Shape
-from mvlattice.sqlquote import identifier, string
+from mvlattice.sql.quote import identifier, string
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

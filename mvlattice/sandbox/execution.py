@@ -8,7 +8,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import JobError, QueryTimeoutError
-from mvlattice.service.output import printable_intervals
+from mvlattice.output import printable_intervals
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

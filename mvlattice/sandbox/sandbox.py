@@ -14,7 +14,7 @@ from mvlattice.sandbox.spark_plan import analyze, builtin_functions, dataframe
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mvlattice.lattice.model import Model
+    from mvlattice.model.loader import Model
 
 DEFAULT_TIMEOUT = 60.0
 

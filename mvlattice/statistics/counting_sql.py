@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mvlattice.sqlquote import identifier as quote
+from mvlattice.sql.quote import identifier as quote
 
 ROWS = "rows"
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import JobError
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.sqlquote import format_safe
+from mvlattice.sql.quote import format_safe
 from mvlattice.statistics.counting_sql import ROWS, exact_select, key_expression
 from mvlattice.statistics.provider import ColumnSet, Counts, ordered
 

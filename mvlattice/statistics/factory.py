@@ -28,7 +28,7 @@ from mvlattice.statistics.store import FileCountStore, statistics_store
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from mvlattice.lattice.model import Model
+    from mvlattice.model.loader import Model
 
 KINDS = ("exact", "profiler")
 DEFAULT_KIND = "profiler"
@@ -104,7 +104,7 @@ def _open_store(
     warehouse: str,
     say: Progress,
 ) -> FileCountStore | None:
-    from mvlattice.delta import lattice_tables, source_versions
+    from mvlattice.delta.versions import lattice_tables, source_versions
 
     versions = source_versions(spark, lattice_tables(model, lattice.name))
     store = statistics_store(warehouse, lattice, counter.description, versions, spark)

@@ -68,8 +68,8 @@ class ProfiledStatisticProvider:
 
 
 def _check_labels(profile: Profile, columns: ColumnSet) -> None:
+    from mvlattice.document import suggest
     from mvlattice.errors import NotFoundError
-    from mvlattice.lattice.document import suggest
 
     for c in sorted(columns):
         if c not in profile.labels:

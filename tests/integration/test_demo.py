@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.service.cli import main
-from mvlattice.service.commands import DEMO_QUERIES
+from mvlattice.cli.commands import DEMO_QUERIES
+from mvlattice.cli.main import main
 
 pytestmark = pytest.mark.spark
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mvlattice.proof.compare import as_multiset
-from mvlattice.sqlquote import identifier
+from mvlattice.sql.quote import identifier
 from mvlattice.workspace import Workspace
 
 pytestmark = pytest.mark.spark

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from mvlattice.delta.log import latest_version
 from mvlattice.jobs import tables
 from mvlattice.jobs.api import collect_garbage
 from mvlattice.jobs.auto import AutoTiles
 from mvlattice.jobs.catalog import CatalogAvailability, register_tiles
-from mvlattice.jobs.deltalog import latest_version
 from mvlattice.jobs.targets import tile_location_of
 from mvlattice.jobs.tilesql import star_tile_sql
 from mvlattice.workspace import Workspace

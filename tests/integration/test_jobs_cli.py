@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.service.cli import main
+from mvlattice.cli.main import main
 
 pytestmark = pytest.mark.spark
 

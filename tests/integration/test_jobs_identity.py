@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.delta import table_id as described_id
-from mvlattice.jobs import deltalog
+from mvlattice.delta import log as deltalog
+from mvlattice.delta.versions import table_id as described_id
 from mvlattice.jobs.tilesql import star_tile_sql
 from mvlattice.workspace import Workspace
 from tests.integration.test_jobs_support import (

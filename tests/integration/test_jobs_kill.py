@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.jobs.deltalog import latest_version
+from mvlattice.delta.log import latest_version
 from mvlattice.jobs.tables import cancel
 from mvlattice.workspace import Workspace
 from tests.integration.test_jobs_support import (

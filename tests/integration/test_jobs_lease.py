@@ -137,7 +137,7 @@ def test_a_tile_built_by_the_cli_is_used_by_a_running_serve(spark, tmp_path: Pat
     try:
         status, before = server.call("POST", "/v1/query", {"sql": BY_CATEGORY})
         assert status == 200 and before["rewritten"] is False, before  # nothing built yet
-        cli = run_child(["-m", "mvlattice.service.cli", "materialize", str(model),
+        cli = run_child(["-m", "mvlattice.cli.main", "materialize", str(model),
                          "--warehouse", str(warehouse), "--json", *CHILD_SPARK])  # fmt: skip
         out, err = cli.communicate(timeout=900)
         assert cli.returncode == 0, err

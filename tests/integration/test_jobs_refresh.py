@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.jobs.appended import appended_view
-from mvlattice.jobs.deltalog import commits
+from mvlattice.delta.appended import appended_view
+from mvlattice.delta.log import commits
 from mvlattice.jobs.tilesql import star_tile_sql
 from mvlattice.workspace import Workspace
 from tests.integration.test_jobs_support import (

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from mvlattice.delta.log import checksum, latest_version
 from mvlattice.jobs import trash, vacuum
 from mvlattice.jobs.api import collect_garbage
 from mvlattice.jobs.catalog import CatalogAvailability
-from mvlattice.jobs.deltalog import checksum, latest_version
 from mvlattice.jobs.naming import materialization_location
 from mvlattice.workspace import Workspace
 from tests.integration.test_jobs_support import (

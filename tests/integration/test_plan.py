@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.service.cli import main
+from mvlattice.cli.main import main
 from mvlattice.workspace import Workspace
 from tests.conftest import FOODMART_MODEL
 

@@ -165,7 +165,7 @@ def test_cache_hits_on_a_second_run_and_misses_after_an_append(spark, warehouse,
 
 
 def test_cli_prints_the_documented_json(inline, tmp_path, capsys):
-    from mvlattice.service.cli import main
+    from mvlattice.cli.main import main
 
     argv = ["profile", str(inline), "--json", "--max-size", "2", "--provider", "exact"]
     assert main([*argv, "--warehouse", str(tmp_path)]) == 0
@@ -182,7 +182,7 @@ def test_cli_prints_the_documented_json(inline, tmp_path, capsys):
 
 
 def test_cli_table_and_bad_input(inline, tmp_path, capsys):
-    from mvlattice.service.cli import main
+    from mvlattice.cli.main import main
 
     assert main(["profile", str(inline), "--max-size", "1", "--warehouse", str(tmp_path)]) == 0
     out, _ = capsys.readouterr()

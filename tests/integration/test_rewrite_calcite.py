@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.lattice.model import Materialization
+from mvlattice.model.loader import Materialization
 from mvlattice.mvrewrite.context import context_for
 from mvlattice.mvrewrite.rewriter import rewrite
 from tests.golden.rewrite import runner

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from mvlattice.cli.main import main
 from mvlattice.jobs.naming import tile_qualified_name
 from mvlattice.lattice.lattice import Measure, TileSpec
-from mvlattice.service.cli import main
 from mvlattice.workspace import Workspace
 from tests.conftest import FOODMART_MODEL
 

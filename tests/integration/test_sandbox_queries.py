@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mvlattice.errors import RefusedSqlError
-from mvlattice.lattice.model import load_model
+from mvlattice.model.loader import load_model
 from mvlattice.mvrewrite.rewriter import rewrite
 from mvlattice.proof import difftest, querygen
 from mvlattice.proof.stars import SYNTHETIC

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.service.fingerprint import fingerprint
-from mvlattice.service.querylog import (
+from mvlattice.querylog.log import (
     Request,
     log_now,
     query_log_sql,
     query_log_weighted,
     read_log,
 )
+from mvlattice.sql.fingerprint import fingerprint
 from tests.integration.test_service_support import (
     MAX_BODY,
     MAX_ROWS,
@@ -348,7 +348,7 @@ def test_a_cli_request_is_logged_at_once(spark, server: Server) -> None:  # noqa
 
 
 def test_mvlattice_log_prints_the_query_log(spark, server: Server, capsys) -> None:  # noqa: ANN001
-    from mvlattice.service.cli import main
+    from mvlattice.cli.main import main
 
     server.stop()
     argv = ["log", str(server.model), "--warehouse", str(server.warehouse)]
@@ -364,8 +364,8 @@ def test_mvlattice_log_prints_the_query_log(spark, server: Server, capsys) -> No
 
 
 def test_the_suggester_reads_the_query_log(spark, server: Server) -> None:  # noqa: ANN001
-    from mvlattice.lattice.suggest.logs import read_log as read_suggester_log
-    from mvlattice.service.querylog import install_suggester_reader, log_location
+    from mvlattice.querylog.log import install_suggester_reader, log_location
+    from mvlattice.suggest.logs import read_log as read_suggester_log
 
     server.stop()
     install_suggester_reader()

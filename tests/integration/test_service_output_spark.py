@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mvlattice.service.output import dumps, printable_intervals
+from mvlattice.output import dumps, printable_intervals
 
 pytestmark = pytest.mark.spark
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from mvlattice.service import querylog
-from mvlattice.service.querylog import Request, read_log, to_record
-from mvlattice.service.querylog_retention import prune
-from mvlattice.service.querylog_writer import (
+from mvlattice.querylog import log as querylog
+from mvlattice.querylog.log import Request, read_log, to_record
+from mvlattice.querylog.retention import prune
+from mvlattice.querylog.writer import (
     LogOptions,
     QueryLogWriter,
     append_isolating,

@@ -138,7 +138,7 @@ def start(
 ) -> Server:
     port = free_port()
     command = [
-        sys.executable, "-m", "mvlattice.service.cli", "serve", str(model),
+        sys.executable, "-m", "mvlattice.cli.main", "serve", str(model),
         "--port", str(port), "--warehouse", str(warehouse), "--master", "local[2]",
         "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.driver.memory=1g",
         "--token-file", str(model.parent / "token"),

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.comparison import compare
 from mvlattice.datasets import ssb
 from mvlattice.datasets.ssb_queries import QUERIES, workload
+from mvlattice.proof.comparison import compare
 from mvlattice.workspace import Workspace
 
 pytestmark = pytest.mark.spark

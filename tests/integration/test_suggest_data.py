@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.lattice.suggest.data import data_statistics, data_uniqueness
-from mvlattice.lattice.suggest.logs import ANSI, LogEntry
-from mvlattice.lattice.suggest.suggester import suggest
+from mvlattice.suggest.data import data_statistics, data_uniqueness
+from mvlattice.suggest.logs import ANSI, LogEntry
+from mvlattice.suggest.suggester import suggest
 from mvlattice.workspace import Workspace
 
 # No keys declared: the data has to say which side of each join is unique.
@@ -72,8 +72,8 @@ def test_directions_and_tile_sizes_come_from_the_data(foodmart: Path, tmp_path: 
 
 @pytest.mark.spark
 def test_the_services_query_log_table_is_a_log(spark: object, tmp_path: Path) -> None:
-    from mvlattice.lattice.suggest.logs import read_log, register_table_reader
-    from mvlattice.service.querylog import Request, install_suggester_reader, log_location, log_now
+    from mvlattice.querylog.log import Request, install_suggester_reader, log_location, log_now
+    from mvlattice.suggest.logs import read_log, register_table_reader
 
     sql = (
         "select t.the_year, count(*) from foodmart.sales_fact_1997 s "

@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.lattice.model import Model, load_model
+from mvlattice.model.loader import Model, load_model
 from mvlattice.statistics.dict_provider import DictStatisticProvider
 
 TABLES = """

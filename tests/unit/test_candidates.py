@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from mvlattice.errors import UsageError
-from mvlattice.lattice.candidates import (
+from mvlattice.lattice.lattice import Lattice, LatticeColumn, Node
+from mvlattice.plan.candidates import (
     candidate_sets,
     canonical,
     canonical_labels,
     dimension_like,
 )
-from mvlattice.lattice.lattice import Lattice, LatticeColumn, Node
 from mvlattice.statistics.dict_provider import DictStatisticProvider
 from tests.unit.plan_support import shop_lattice, shop_stats
 

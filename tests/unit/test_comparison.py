@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from mvlattice.comparison import same_rows
+from mvlattice.proof.comparison import same_rows
 
 
 def test_order_does_not_matter_but_multiplicity_does() -> None:

@@ -8,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from mvlattice.cli.main import build_parser
 from mvlattice.lattice.lattice import Measure, TileSpec
-from mvlattice.lattice.model import Model
-from mvlattice.mvrewrite import filter_tree, rewriter
-from mvlattice.mvrewrite.attempt import Attempt
+from mvlattice.model.loader import Model
+from mvlattice.mvrewrite import rewriter
 from mvlattice.mvrewrite.context import context_for
-from mvlattice.mvrewrite.filter_keys import view_keys
-from mvlattice.mvrewrite.filter_tree import FilterTree, candidate_positions, index_for
-from mvlattice.mvrewrite.match import match
+from mvlattice.mvrewrite.index import filter_tree
+from mvlattice.mvrewrite.index.filter_keys import view_keys
+from mvlattice.mvrewrite.index.filter_tree import FilterTree, candidate_positions, index_for
+from mvlattice.mvrewrite.match.attempt import Attempt
+from mvlattice.mvrewrite.match.gl01 import match
 from mvlattice.mvrewrite.rewriter import RewriteContext
-from mvlattice.service.cli import build_parser
 from tests.golden.rewrite import runner
 from tests.unit.test_filter_tree_property import decision, query_blocks
 

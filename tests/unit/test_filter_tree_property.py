@@ -19,15 +19,15 @@ from hypothesis import strategies as st
 from sqlglot import exp
 
 from mvlattice.errors import MvlatticeError, UnsupportedSqlError
-from mvlattice.lattice.model import Model
-from mvlattice.mvrewrite.attempt import Attempt
-from mvlattice.mvrewrite.blocks import visible_ctes
-from mvlattice.mvrewrite.filter_tree import candidate_positions
-from mvlattice.mvrewrite.from_sql import translate
-from mvlattice.mvrewrite.match import match
-from mvlattice.mvrewrite.parse import parse_query, qualify_query
+from mvlattice.model.loader import Model
+from mvlattice.mvrewrite.index.filter_tree import candidate_positions
+from mvlattice.mvrewrite.match.attempt import Attempt
+from mvlattice.mvrewrite.match.gl01 import match
 from mvlattice.mvrewrite.rewriter import RewriteContext, rewrite
-from mvlattice.mvrewrite.spjg import Spjg, normalize
+from mvlattice.sql.from_sql import translate
+from mvlattice.sql.parse import parse_query, qualify_query
+from mvlattice.sql.spjg import Spjg, normalize
+from mvlattice.sql.statement_blocks import visible_ctes
 from tests.golden.rewrite import runner
 
 TABLES = {"e": "emps", "d": "depts", "l": "locations", "p": "projects", "e2": "emps"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mvlattice.mvrewrite.set_index import SetIndex
+from mvlattice.mvrewrite.index.set_index import SetIndex
 
 S = frozenset
 ELEMENTS = st.sampled_from("abcdefgh")

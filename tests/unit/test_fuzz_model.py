@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mvlattice.errors import ModelError
-from mvlattice.lattice.model import load_model
+from mvlattice.model.loader import load_model
 from tests.unit.test_model_loader import LATTICE, SCHEMA
 
 VALID: dict[str, Any] = yaml.safe_load(SCHEMA + LATTICE)

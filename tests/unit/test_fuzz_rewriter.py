@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from mvlattice.errors import SqlError
 from mvlattice.lattice.lattice import Measure, TileSpec
-from mvlattice.lattice.model import Materialization
+from mvlattice.model.loader import Materialization
 from mvlattice.mvrewrite.context import context_for
 from mvlattice.mvrewrite.rewriter import RewriteContext, RewriteResult
 from tests.fuzz import sql as fuzz

@@ -11,16 +11,16 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from mvlattice.cli.main import main
 from mvlattice.errors import ModelError, UsageError
 from mvlattice.jobs.naming import materialization_location, tile_location
 from mvlattice.jobs.targets import tile_location_of
 from mvlattice.jobs.tilesql import rollup_tile_sql, star_tile_sql
 from mvlattice.lattice.lattice import Measure, TileSpec
-from mvlattice.lattice.model import Model, load_model
 from mvlattice.lattice.stored_names import stored_name_clashes
+from mvlattice.model.loader import Model, load_model
 from mvlattice.mvrewrite.views import tile_sql
-from mvlattice.service.cli import main
-from mvlattice.sqlquote import format_safe, identifier, qualified, string
+from mvlattice.sql.quote import format_safe, identifier, qualified, string
 from mvlattice.statistics.counting_sql import key_expression
 
 ODD = ["c`d", "unit price", "o'brien", "x``y", 'say "hi"', "a}{b", "é ü", "select"]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mvlattice.errors import UsageError
-from mvlattice.lattice.hru import GreedyResult, cube_edges, greedy, greedy_over_sets, set_name
+from mvlattice.plan.hru import GreedyResult, cube_edges, greedy, greedy_over_sets, set_name
 
 Edges = Sequence[tuple[str, str]]
 

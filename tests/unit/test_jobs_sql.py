@@ -8,7 +8,6 @@ import pytest
 
 from mvlattice.errors import NotFoundError, SqlError
 from mvlattice.jobs.order import Ancestor, build_order, cheapest_ancestor
-from mvlattice.jobs.querysql import pin_versions, query_tables
 from mvlattice.jobs.targets import (
     MATERIALIZATION,
     declared_targets,
@@ -27,6 +26,7 @@ from mvlattice.jobs.tilesql import (
     tile_columns,
 )
 from mvlattice.lattice.lattice import Measure, TileSpec
+from mvlattice.sql.query_tables import pin_versions, query_tables
 from tests.unit.test_jobs_support import shop_model
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.jobs import deltalog
+from mvlattice.delta import log as deltalog
 from mvlattice.jobs.garbage import BuiltTile, choose_garbage
 from mvlattice.jobs.sources import fingerprint
 from mvlattice.jobs.state import Outcome, StateStore, state_directory

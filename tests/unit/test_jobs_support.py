@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from mvlattice.lattice.model import Model, load_model
+from mvlattice.model.loader import Model, load_model
 
 MODEL = """
 version: "1.0"

@@ -14,7 +14,7 @@ from mvlattice.errors import ModelError
 from mvlattice.jobs import vacuum
 from mvlattice.jobs.targets import declared_targets
 from mvlattice.lattice.lattice import DEFAULT_VACUUM_RETENTION, MIN_VACUUM_RETENTION
-from mvlattice.lattice.model import load_model
+from mvlattice.model.loader import load_model
 from tests.unit.test_jobs_support import MODEL
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mvlattice.errors import ModelError
-from mvlattice.lattice.model import load_model
+from mvlattice.model.loader import load_model
 
 SCHEMA = """
 version: "1.0"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.lattice.planner import LatticePlan, plan_lattice
-from mvlattice.lattice.workload import workload_from_entries
-from mvlattice.service.cli import main
-from mvlattice.service.plan_render import number, plan_document, plan_dot, plan_text
+from mvlattice.cli.main import main
+from mvlattice.plan.planner import LatticePlan, plan_lattice
+from mvlattice.plan.render import number, plan_document, plan_dot, plan_text
+from mvlattice.plan.workload import workload_from_entries
 from tests.unit.plan_support import ASKED, shop_lattice, shop_stats, write_model
 
 STAR_TILES = [

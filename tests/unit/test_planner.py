@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mvlattice.errors import NotFoundError, UsageError
-from mvlattice.lattice.candidates import canonical, canonical_labels
 from mvlattice.lattice.lattice import Lattice, Measure
-from mvlattice.lattice.planner import DEFAULT_MAX_TILES, LatticePlan, plan_lattice, plan_model
-from mvlattice.lattice.workload import Workload, workload_from_entries
+from mvlattice.plan.candidates import canonical, canonical_labels
+from mvlattice.plan.planner import DEFAULT_MAX_TILES, LatticePlan, plan_lattice, plan_model
+from mvlattice.plan.workload import Workload, workload_from_entries
 from tests.unit.plan_support import ASKED, COUNTS, ROWS, shop_lattice, shop_model, shop_stats
 
 S = frozenset

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mvlattice.service.cli import build_parser, main
+from mvlattice.cli.main import build_parser, main
 
 
 @pytest.mark.parametrize("command", ["rewrite", "query"])

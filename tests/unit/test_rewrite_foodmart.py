@@ -10,7 +10,7 @@ import pytest
 from mvlattice.datasets.foodmart import TABLES
 from mvlattice.jobs.naming import tile_qualified_name
 from mvlattice.lattice.lattice import Measure, TileSpec
-from mvlattice.lattice.model import load_model
+from mvlattice.model.loader import load_model
 from mvlattice.mvrewrite.context import context_for
 from mvlattice.mvrewrite.rewriter import rewrite
 from mvlattice.mvrewrite.views import tile_sql

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from mvlattice.errors import SqlError, UnsupportedSqlError, UsageError
-from mvlattice.mvrewrite import ir
-from mvlattice.mvrewrite.canon import Classes, canonical
 from mvlattice.mvrewrite.context import table_columns
-from mvlattice.mvrewrite.from_sql import translate
-from mvlattice.mvrewrite.parse import parse_query, qualify_query, schema_of, spark_output_name
-from mvlattice.mvrewrite.spjg import normalize
-from mvlattice.mvrewrite.to_sql import expression, plan_sql, pretty, sql_of
+from mvlattice.sql import ir
+from mvlattice.sql.canon import Classes, canonical
+from mvlattice.sql.from_sql import translate
+from mvlattice.sql.parse import parse_query, qualify_query, schema_of, spark_output_name
+from mvlattice.sql.spjg import normalize
+from mvlattice.sql.to_sql import expression, plan_sql, pretty, sql_of
 from tests.golden.rewrite import runner
 
 

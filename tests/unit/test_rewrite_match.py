@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from mvlattice.errors import SqlError, UsageError
-from mvlattice.lattice.model import Materialization
-from mvlattice.mvrewrite import table_mapping
-from mvlattice.mvrewrite.attempt import Rejection
-from mvlattice.mvrewrite.availability import ViewState
+from mvlattice.jobs.availability import ViewState
+from mvlattice.model.loader import Materialization
 from mvlattice.mvrewrite.context import context_for
-from mvlattice.mvrewrite.match import STEPS, match
+from mvlattice.mvrewrite.match import table_mapping
+from mvlattice.mvrewrite.match.attempt import Rejection
+from mvlattice.mvrewrite.match.gl01 import STEPS, match
 from mvlattice.mvrewrite.rewriter import rewrite
 from tests.golden.rewrite import runner
 

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from mvlattice.lattice.model import Materialization
+from mvlattice.model.loader import Materialization
 from mvlattice.mvrewrite import prefilter
-from mvlattice.mvrewrite.attempt import Rejection
 from mvlattice.mvrewrite.context import context_for
-from mvlattice.mvrewrite.match import match
+from mvlattice.mvrewrite.match.attempt import Rejection
+from mvlattice.mvrewrite.match.gl01 import match
 from mvlattice.mvrewrite.rewriter import rewrite
 from tests.golden.rewrite import runner
 

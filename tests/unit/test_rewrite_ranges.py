@@ -7,9 +7,9 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mvlattice.mvrewrite import ir
-from mvlattice.mvrewrite.predicates import NULLNESS, analyze, range_of
-from mvlattice.mvrewrite.ranges import Range
+from mvlattice.mvrewrite.match.predicates import NULLNESS, analyze, range_of
+from mvlattice.mvrewrite.match.ranges import Range
+from mvlattice.sql import ir
 
 X = ir.Column("t", "x")
 Y = ir.Column("t", "y")

@@ -8,12 +8,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from mvlattice.http.jobs import Scope
+from mvlattice.http.workspaces import WorkspaceBackend
 
 from mvlattice.errors import ConflictError, NotFoundError, SqlError, UsageError
 from mvlattice.lattice.lattice import Lattice, LatticeColumn, Measure, Node, TileSpec
 from mvlattice.mvrewrite.rewriter import Explanation, QueryResult, RewriteResult
-from mvlattice.service.http.jobs import Scope
-from mvlattice.service.http.workspaces import WorkspaceBackend
 
 
 def lattice(name: str) -> Lattice:

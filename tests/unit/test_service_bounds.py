@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from mvlattice.http.app import Service, Settings, create_app
+from mvlattice.http.backend import Answer
 
 from mvlattice.errors import QueryTimeoutError
-from mvlattice.service.http.app import Service, Settings, create_app
-from mvlattice.service.http.backend import Answer
 from tests.unit.test_service_http import LOCAL, FakeBackend
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.service.cli import main
+from mvlattice.cli.main import main
 from tests.conftest import FOODMART_MODEL
 
 

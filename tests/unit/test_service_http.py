@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from mvlattice.http.app import Service, Settings, create_app
+from mvlattice.http.backend import Answer, Rewritten
+from mvlattice.http.jobs import Scope
 
 from mvlattice.errors import NotFoundError, SqlError
-from mvlattice.service.http.app import Service, Settings, create_app
-from mvlattice.service.http.backend import Answer, Rewritten
-from mvlattice.service.http.jobs import Scope
-from mvlattice.service.querylog import Request
+from mvlattice.querylog.log import Request
 
 TOKEN = "s3cret-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}", "X-Mvlattice-Request": "1"}

@@ -6,10 +6,10 @@ import threading
 import time
 
 import pytest
+from mvlattice.http.jobs import JobRunner, Scope
 
 from mvlattice.errors import ConflictError, NotFoundError, SqlError
-from mvlattice.service.http.jobs import JobRunner, Scope
-from mvlattice.service.metrics import Histogram, Metrics
+from mvlattice.http.metrics import Histogram, Metrics
 
 MODEL = Scope("shop")
 STAR = Scope("shop", "star")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pyspark.sql import Row
 
-from mvlattice.service.output import day_time_interval, dumps, jsonable, table
+from mvlattice.output import day_time_interval, dumps, jsonable, table
 
 
 class Color(enum.Enum):

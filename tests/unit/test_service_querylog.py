@@ -12,21 +12,21 @@ from collections.abc import Callable
 import pytest
 
 from mvlattice.errors import UsageError
-from mvlattice.service import querylog
-from mvlattice.service.fingerprint import (
+from mvlattice.querylog import log as querylog
+from mvlattice.querylog.log import MAX_SQL_BYTES, Request, cap_sql, parse_since, to_record
+from mvlattice.querylog.retention import parse_retention
+from mvlattice.querylog.writer import (
+    LogOptions,
+    QueryLogWriter,
+    append_isolating,
+    isolation_budget,
+)
+from mvlattice.sql.fingerprint import (
     blank_literals,
     describe,
     fingerprint,
     normalize_sql,
     shape,
-)
-from mvlattice.service.querylog import MAX_SQL_BYTES, Request, cap_sql, parse_since, to_record
-from mvlattice.service.querylog_retention import parse_retention
-from mvlattice.service.querylog_writer import (
-    LogOptions,
-    QueryLogWriter,
-    append_isolating,
-    isolation_budget,
 )
 
 NO_PRUNING = LogOptions(prune_every=None)  # the fake append below has no table to prune

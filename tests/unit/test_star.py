@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mvlattice.lattice.document import Problems
+from mvlattice.document import Problems
 from mvlattice.lattice.star import Star, build_star
 
 TABLES = {

@@ -12,15 +12,12 @@ from xml.etree import ElementTree
 
 import pytest
 from fastapi.testclient import TestClient
-
-from mvlattice.lattice.planner import LatticePlan, plan_lattice
-from mvlattice.lattice.workload import workload_from_entries
-from mvlattice.service.http.app import Service, Settings, create_app
-from mvlattice.service.http.render import lattice_document, plan_summary
-from mvlattice.service.http.ui.html import PAGES, shell, size, when
-from mvlattice.service.http.ui.lattices_view import graph_of, lattices_html, star_tables
-from mvlattice.service.http.ui.queries_view import nearest, queries_html
-from mvlattice.service.http.ui.svg import (
+from mvlattice.http.app import Service, Settings, create_app
+from mvlattice.http.render import lattice_document, plan_summary
+from mvlattice.http.ui.html import PAGES, shell, size, when
+from mvlattice.http.ui.lattices_view import graph_of, lattices_html, star_tables
+from mvlattice.http.ui.queries_view import nearest, queries_html
+from mvlattice.http.ui.svg import (
     MAX_R,
     MIN_R,
     STAR_RADIUS,
@@ -31,8 +28,11 @@ from mvlattice.service.http.ui.svg import (
     tile_layout,
     tile_svg,
 )
-from mvlattice.service.http.ui.tiles_view import next_run, tiles_html
-from mvlattice.service.plan_render import GraphNode, TileGraph, plan_dot, tile_graph
+from mvlattice.http.ui.tiles_view import next_run, tiles_html
+
+from mvlattice.plan.planner import LatticePlan, plan_lattice
+from mvlattice.plan.render import GraphNode, TileGraph, plan_dot, tile_graph
+from mvlattice.plan.workload import workload_from_entries
 from tests.unit.plan_support import ASKED, shop_lattice, shop_stats
 from tests.unit.test_service_http import FakeBackend
 

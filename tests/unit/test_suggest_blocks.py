@@ -3,7 +3,7 @@ the reasons a block cannot make a lattice."""
 
 from __future__ import annotations
 
-from mvlattice.lattice.suggest.blocks import (
+from mvlattice.suggest.blocks import (
     EXPRESSION_JOIN,
     NO_TABLES,
     NON_EQUI,
@@ -17,7 +17,7 @@ from mvlattice.lattice.suggest.blocks import (
     parse,
     query_blocks,
 )
-from mvlattice.lattice.suggest.catalog import (
+from mvlattice.suggest.catalog import (
     Catalog,
     TableInfo,
     open_catalog,

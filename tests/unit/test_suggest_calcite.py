@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from mvlattice.datasets.foodmart import TABLES
-from mvlattice.lattice.model import Model, load_model
-from mvlattice.lattice.suggest.logs import ANSI, LogEntry
-from mvlattice.lattice.suggest.suggester import Suggestion, describe, suggest
+from mvlattice.model.loader import Model, load_model
+from mvlattice.suggest.logs import ANSI, LogEntry
+from mvlattice.suggest.suggester import Suggestion, describe, suggest
 
 SCOTT = """
 version: "1.0"

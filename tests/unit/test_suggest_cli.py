@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from mvlattice.cli.main import main
 from mvlattice.datasets import foodmart_queries
-from mvlattice.lattice.model import load_model
-from mvlattice.service.cli import main
+from mvlattice.model.loader import load_model
 from tests.unit.test_suggest_calcite import foodmart_yaml
 
 LOG = """

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from mvlattice.lattice.model import ForeignKey
-from mvlattice.lattice.suggest.blocks import JoinPair, TableRef
-from mvlattice.lattice.suggest.catalog import Catalog, TableInfo, open_catalog
-from mvlattice.lattice.suggest.direction import (
+from mvlattice.model.loader import ForeignKey
+from mvlattice.statistics.dict_provider import DictStatisticProvider
+from mvlattice.suggest.blocks import JoinPair, TableRef
+from mvlattice.suggest.catalog import Catalog, TableInfo, open_catalog
+from mvlattice.suggest.direction import (
     DATA,
     DECLARED,
     FROM_ORDER,
@@ -18,7 +19,6 @@ from mvlattice.lattice.suggest.direction import (
     Undecided,
     direct,
 )
-from mvlattice.statistics.dict_provider import DictStatisticProvider
 
 F, D = TableRef("f", "s", "facts"), TableRef("d", "s", "things")
 PAIR = JoinPair("f", "d", ("thing_ref",), ("code",))

@@ -9,12 +9,12 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mvlattice.lattice.document import read_document
-from mvlattice.lattice.model import load_model
-from mvlattice.lattice.suggest.emit import emit_model
-from mvlattice.lattice.suggest.logs import ANSI, LogEntry
-from mvlattice.lattice.suggest.suggester import suggest
-from mvlattice.lattice.suggest.yaml_text import Commented, dump
+from mvlattice.document import read_document
+from mvlattice.model.loader import load_model
+from mvlattice.suggest.emit import emit_model
+from mvlattice.suggest.logs import ANSI, LogEntry
+from mvlattice.suggest.suggester import suggest
+from mvlattice.suggest.yaml_text import Commented, dump
 from tests.unit.test_suggest_calcite import foodmart_yaml, model_from
 
 STAR = """lattices:

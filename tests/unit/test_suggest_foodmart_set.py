@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from mvlattice.datasets.foodmart_queries import ensure_queries
-from mvlattice.lattice.suggest.logs import read_log
-from mvlattice.lattice.suggest.suggester import Suggestion, suggest
+from mvlattice.suggest.logs import read_log
+from mvlattice.suggest.suggester import Suggestion, suggest
 
 
 @pytest.fixture(scope="module")

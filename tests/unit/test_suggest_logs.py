@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from mvlattice.errors import NotFoundError, UsageError
-from mvlattice.lattice.suggest import lenient_json
-from mvlattice.lattice.suggest.logs import (
+from mvlattice.suggest import lenient_json
+from mvlattice.suggest.logs import (
     ANSI,
     LogEntry,
     entries_from_records,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mvlattice.lattice.suggest.graph import BlockStar, MeasureCall
-from mvlattice.lattice.suggest.merge import Contribution, Seed, merge_stars
-from mvlattice.lattice.suggest.shape import Shape, Step
+from mvlattice.suggest.graph import BlockStar, MeasureCall
+from mvlattice.suggest.merge import Contribution, Seed, merge_stars
+from mvlattice.suggest.shape import Shape, Step
 
 FACT = ("s", "sales")
 PRODUCT = Step.of(("s", "product"), ("product_id",), ("product_id",))

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.lattice.model import Model
-from mvlattice.lattice.suggest.estimates import DESCRIPTION, heuristic_statistics
-from mvlattice.lattice.suggest.logs import ANSI, LogEntry
-from mvlattice.lattice.suggest.suggester import LatticeSuggestion, suggest
+from mvlattice.model.loader import Model
 from mvlattice.statistics.dict_provider import DictStatisticProvider
+from mvlattice.suggest.estimates import DESCRIPTION, heuristic_statistics
+from mvlattice.suggest.logs import ANSI, LogEntry
+from mvlattice.suggest.suggester import LatticeSuggestion, suggest
 from tests.unit.test_suggest_calcite import foodmart  # noqa: F401 - fixture
 
 BY_YEAR = (

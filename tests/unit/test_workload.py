@@ -9,7 +9,7 @@ import pytest
 
 from mvlattice.errors import NotFoundError, UsageError
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.lattice.workload import (
+from mvlattice.plan.workload import (
     Workload,
     WorkloadQuery,
     read_workload,

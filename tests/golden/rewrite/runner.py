@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from mvlattice.lattice.model import Materialization, Model, load_model
+from mvlattice.model.loader import Materialization, Model, load_model
 from mvlattice.mvrewrite.context import context_for
 from mvlattice.mvrewrite.rewriter import RewriteContext, RewriteResult, rewrite
 from mvlattice.proof import compare

@@ -1,0 +1,239 @@
+"""`mvlattice materialize | tiles | refresh | schedule | gc`: tiles as Delta tables."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mvlattice.cli.main import spark_options
+from mvlattice.errors import UsageError
+from mvlattice.model.durations import parse_duration
+from mvlattice.output import dumps, table
+from mvlattice.workspace import Workspace
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "materialize", help="build declared materializations and planned tiles as Delta tables"
+    )
+    _common(p, lattice=True)
+    p.add_argument("--full", action="store_true", help="rebuild even what is fresh")
+    p.add_argument("--max-tiles", type=_whole, metavar="K", help="plan at most K tiles")
+    p.add_argument(
+        "--workload",
+        metavar="FILE",
+        help="queries to weight the plan by (as for plan); default: the query log, if any",
+    )
+    p.set_defaults(handler=materialize)
+
+    p = subparsers.add_parser("tiles", help="the tile catalog: status, rows, versions, hits")
+    _common(p, lattice=True)
+    p.set_defaults(handler=tiles)
+
+    p = subparsers.add_parser("refresh", help="bring tiles up to date (incremental when it can)")
+    _common(p, lattice=True)
+    p.add_argument("--tile", help="only this tile or materialization (table name)")
+    p.add_argument("--full", action="store_true", help="rebuild in full, never incrementally")
+    p.set_defaults(handler=refresh)
+
+    p = subparsers.add_parser("schedule", help="refresh on the model's cron schedules (Ctrl-C)")
+    _common(p, lattice=False)
+    p.add_argument("--list", action="store_true", help="show the schedule and exit")
+    p.add_argument("--grace", type=_duration, default=3600.0, help="misfire grace (default 1h)")
+    p.add_argument("--retries", type=_whole, default=3, help="retries of a failed run")
+    p.add_argument("--backoff", type=_duration, default=60.0, help="first retry delay")
+    p.set_defaults(handler=schedule)
+
+    p = subparsers.add_parser("gc", help="remove tiles dropped from the plan or long unused")
+    _common(p, lattice=False)
+    p.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    p.add_argument(
+        "--unused-for", type=_duration, metavar="DURATION", help="also tiles unused this long"
+    )
+    p.set_defaults(handler=gc)
+
+
+def _common(p: argparse.ArgumentParser, *, lattice: bool) -> None:
+    p.add_argument("model", help="model file (YAML or JSON)")
+    if lattice:
+        p.add_argument("--lattice", help="only this lattice")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+    spark_options(p)
+
+
+def _workspace(args: argparse.Namespace) -> Workspace:
+    return Workspace(args.model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+
+
+# -- materialize / refresh -------------------------------------------------------------------
+def materialize(args: argparse.Namespace) -> int:
+    if args.workload is not None and not Path(args.workload).is_file():
+        raise UsageError(f"--workload: no such file: {args.workload}")
+    ws = _workspace(args)
+    result = ws.materialize(
+        args.lattice,
+        full=args.full,
+        max_tiles=args.max_tiles,
+        workload=args.workload,
+        progress=None if args.json else _progress_bar(),
+        say=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    return _report(args, result)
+
+
+def refresh(args: argparse.Namespace) -> int:
+    ws = _workspace(args)
+    progress = None if args.json else _progress_bar()
+    result = ws.refresh(args.lattice, args.tile, full=args.full, progress=progress)
+    return _report(args, result)
+
+
+def _report(args: argparse.Namespace, result) -> int:  # noqa: ANN001 - a BatchResult
+    from mvlattice.jobs.api import summarize
+
+    if args.json:
+        print(dumps(result.to_json()))
+    else:
+        for r in result.results:
+            if r.kind == "plan":
+                print(f"FAILED {r.target}: {r.error} ({r.reason})")
+        print(summarize(result))
+    for r in result.results:
+        if r.warning:
+            print(f"mvlattice: warning: {r.target}: {r.warning}", file=sys.stderr)
+    for r in result.failed:
+        print(f"mvlattice: error: {r.target}: {r.error}", file=sys.stderr)
+    return 0 if result.ok else 1
+
+
+def _progress_bar():  # noqa: ANN202 - a jobs.batch.Progress
+    width = 20
+
+    def show(event) -> None:  # noqa: ANN001 - a ProgressEvent
+        done = event.index - (event.result is None)
+        bar = "#" * (width * done // event.total) + "." * (width - width * done // event.total)
+        head = f"[{bar}] {event.index}/{event.total} {event.target.name}"
+        if event.result is None:
+            print(f"{head} …", flush=True)
+            return
+        r = event.result
+        if r.status == "failed":
+            print(f"{head}: FAILED ({r.path}) {r.error}", flush=True)
+            return
+        if r.status == "busy":  # "skipped: being built by <host> pid <pid> since <time>"
+            print(f"{head}: {r.reason}", flush=True)
+            return
+        rows = f", {r.rows:,} rows" if r.rows is not None else ""
+        print(f"{head}: {r.status} ({r.path}{rows}, {r.seconds:.1f} s) — {r.reason}", flush=True)
+
+    return show
+
+
+# -- tiles -----------------------------------------------------------------------------------
+def tiles(args: argparse.Namespace) -> int:
+    entries = _workspace(args).tiles(args.lattice)
+    if args.json:
+        print(dumps({"tiles": [e.to_json() for e in entries]}))
+        return 0
+    columns = ["name", "status", "rows", "bytes", "path", "last refresh", "hits", "note"]
+    rows = [
+        (
+            e.name,
+            e.status,
+            e.rows,
+            e.size_bytes,
+            e.refresh_path,
+            e.to_json()["last_refresh"],
+            e.hits,
+            e.last_error or (e.message if e.status != "fresh" else ""),
+        )
+        for e in entries
+    ]
+    print(table(columns, rows))
+    return 0
+
+
+# -- schedule --------------------------------------------------------------------------------
+def schedule(args: argparse.Namespace) -> int:
+    from mvlattice.jobs.cron import scheduled_targets
+
+    ws = _workspace(args)
+    targets = scheduled_targets(ws.model)
+    if not targets:
+        raise UsageError(
+            f"{ws.model.file}: no lattice or materialization has `refresh: {{cron: …}}`"
+        )
+    if args.list:
+        return _list_schedule(args, targets)
+    from mvlattice.jobs.scheduler import for_model
+
+    scheduler = for_model(
+        ws.spark,
+        ws.model,
+        ws.warehouse,
+        say=lambda line: print(line, flush=True),
+        grace_seconds=args.grace,
+        retries=args.retries,
+        backoff_seconds=args.backoff,
+    )
+    for target in targets:
+        print(f"scheduled: refresh {target.kind} {target.name} at '{target.cron}'", flush=True)
+    print("running; Ctrl-C stops", flush=True)
+    scheduler.run_forever()
+    return 0
+
+
+def _list_schedule(args: argparse.Namespace, targets) -> int:  # noqa: ANN001
+    import datetime as dt
+
+    from mvlattice.jobs.scheduler import trigger_for
+
+    now = dt.datetime.now().astimezone()
+    rows = [
+        (t.kind, t.name, t.cron, str(trigger_for(t.cron).get_next_fire_time(None, now)))
+        for t in targets
+    ]
+    if args.json:
+        keys = ("kind", "name", "cron", "next_run")
+        print(dumps({"schedule": [dict(zip(keys, r, strict=True)) for r in rows]}))
+    else:
+        print(table(["kind", "name", "cron", "next run"], rows))
+    return 0
+
+
+# -- gc --------------------------------------------------------------------------------------
+def gc(args: argparse.Namespace) -> int:
+    from mvlattice.jobs.api import collect_garbage
+
+    ws = _workspace(args)
+    removed = collect_garbage(
+        ws.spark, ws.model, ws.warehouse, unused_seconds=args.unused_for, dry_run=args.dry_run
+    )
+    verb = "would remove" if args.dry_run else "removed"
+    failed = [g for g in removed if g.error]
+    if args.json:
+        keys = ("name", "reason", "location", "error")
+        items = [{k: getattr(g, k) for k in keys} for g in removed]
+        print(dumps({"dry_run": args.dry_run, "ok": not failed, verb.replace(" ", "_"): items}))
+    else:
+        for g in removed:
+            print(f"{'FAILED to remove' if g.error else verb} {g.name}: {g.reason}")
+        tail = f", {len(failed)} failed" if failed else ""
+        print(f"{len(removed) - len(failed)} tile(s) {verb}{tail}")
+    for g in failed:
+        print(f"mvlattice: error: {g.name}: {g.error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _whole(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number ≥ 0")
+    return int(text)
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(float(text) if text.replace(".", "", 1).isdigit() else text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

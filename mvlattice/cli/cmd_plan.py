@@ -1,0 +1,85 @@
+"""`mvlattice plan`: choose the tiles to materialize for a lattice (HRU96 greedy)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from mvlattice.cli.main import spark_options
+from mvlattice.output import dumps
+from mvlattice.plan.render import plan_document, plan_dot, plan_text
+from mvlattice.workspace import Workspace
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "plan", help="choose tiles for a lattice (HRU96 greedy, weighted by a workload)"
+    )
+    p.add_argument("model", help="model file (YAML or JSON)")
+    p.add_argument("--lattice", help="the lattice to plan (needed when the model has several)")
+    p.add_argument("--max-tiles", type=_whole, metavar="K", help="choose at most K tiles")
+    p.add_argument(
+        "--max-rows", type=_rows, metavar="N", help="budget: chosen tiles hold at most N rows"
+    )
+    p.add_argument(
+        "--workload",
+        metavar="FILE",
+        help='queries to weight by: a SQL log (.sql, or JSON lines with "sql") '
+        "or a list of {dimensions, weight} (.yaml/.json)",
+    )
+    p.add_argument(
+        "--provider", choices=("exact", "profiler"), help="how to count rows of group-bys"
+    )
+    p.add_argument(
+        "--max-size",
+        type=_whole,
+        metavar="K",
+        help="profile column sets of up to K columns before planning (default 1; "
+        "the sets the plan needs most are counted anyway)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+    p.add_argument(
+        "--format", choices=("text", "json", "dot"), default="text", help="dot: Graphviz DOT"
+    )
+    spark_options(p)
+    p.set_defaults(handler=plan)
+
+
+def plan(args: argparse.Namespace) -> int:
+    ws = Workspace(args.model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+    result = ws.plan(
+        lattice=args.lattice,
+        max_tiles=args.max_tiles,
+        max_rows=args.max_rows,
+        workload=args.workload,
+        provider=args.provider,
+        max_size=args.max_size,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    if args.json or args.format == "json":
+        print(dumps(plan_document(result)))
+    elif args.format == "dot":
+        print(plan_dot(result))
+    else:
+        print(plan_text(result))
+    return 0
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be zero or more")
+    return value
+
+
+def _rows(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be a finite number, zero or more")
+    return value

@@ -1,0 +1,119 @@
+"""`mvlattice rewrite` and `mvlattice query`: queries onto tiles and materialized views."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from mvlattice.cli.main import spark_options
+from mvlattice.output import dumps, table
+from mvlattice.sql.parse import parse_query
+from mvlattice.workspace import Workspace
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "rewrite", help="rewrite a query onto tiles and materialized views (nothing runs)"
+    )
+    p.add_argument("model", help="model file (YAML or JSON)")
+    p.add_argument("query", help="the SQL query (SELECT or WITH; tables as schema.table)")
+    p.add_argument(
+        "--explain", action="store_true", help="say, for every view, why it was or was not used"
+    )
+    p.add_argument(
+        "--no-index",
+        action="store_true",
+        help="match every view, not only the filter tree's candidates (same result; slower)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"rewritten", "sql", "materializations", "explain": [...]}',
+    )
+    spark_options(p)
+    p.set_defaults(handler=rewrite)
+
+    p = subparsers.add_parser("query", help="run a query, rewritten onto tiles when possible")
+    p.add_argument("model", help="model file (YAML or JSON)")
+    p.add_argument("query", help="the SQL query (SELECT or WITH; tables as schema.table)")
+    p.add_argument("--no-rewrite", action="store_true", help="run the query as written")
+    p.add_argument(
+        "--no-index",
+        action="store_true",
+        help="match every view, not only the filter tree's candidates (same result; slower)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"columns", "rows", "rewritten", "materializations", "elapsed_ms"}',
+    )
+    p.add_argument("--limit", type=_whole, default=None, help="return at most N rows")
+    p.add_argument(
+        "--no-log",
+        action="store_true",
+        help="do not record the query in the query log (which materialize plans by)",
+    )
+    spark_options(p)
+    p.set_defaults(handler=query)
+
+
+def rewrite(args: argparse.Namespace) -> int:
+    parse_query(args.query)  # not a query: exit 2 before anything starts
+    result = _workspace(args).rewrite(
+        args.query, explain=args.explain or args.json, use_index=not args.no_index
+    )
+    if args.json:
+        print(dumps(result.to_dict()))
+        return 0
+    if not result.rewritten:
+        print("-- not rewritten")
+    print(result.sql)
+    if args.explain:
+        rows = [(e.view or "-", e.outcome, e.reason, e.message) for e in result.explain]
+        print()
+        print(table(["view", "outcome", "reason", "message"], rows))
+    return 0
+
+
+def query(args: argparse.Namespace) -> int:
+    parse_query(args.query)
+    ws = _workspace(args)
+    started = time.time()
+    result = ws.query(
+        args.query, rewrite=not args.no_rewrite, limit=args.limit, use_index=not args.no_index
+    )
+    if not args.no_log:
+        _log(ws, args, started, result)
+    if args.json:
+        print(dumps(result.to_dict()))
+        return 0
+    print(table(list(result.columns), list(result.rows)))
+    used = ", ".join(result.rewrite.materializations) or "base tables"
+    print(f"-- read {used}; {result.elapsed_ms:.0f} ms")
+    return 0
+
+
+def _log(ws: Workspace, args: argparse.Namespace, started: float, result) -> None:  # noqa: ANN001
+    """Record the query as the service would, so `materialize` can plan for what is asked."""
+    from mvlattice.querylog.log import Request, log_now
+
+    rewrite = result.rewrite
+    request = Request(
+        started, args.query, "query", rewrite.rewritten, tuple(rewrite.materializations),
+        result.elapsed_ms, "ok", source="cli", model=str(args.model),
+    )  # fmt: skip
+    log_now(ws.spark, ws.warehouse, [request])
+
+
+def _workspace(args: argparse.Namespace) -> Workspace:
+    return Workspace(args.model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be zero or more")
+    return value

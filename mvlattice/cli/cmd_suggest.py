@@ -1,0 +1,139 @@
+"""`mvlattice suggest`: lattices and tiles from query logs, as a model file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from mvlattice.errors import UsageError
+
+
+def register(subparsers: Any) -> None:
+    from mvlattice.cli.main import spark_options
+
+    p = subparsers.add_parser(
+        "suggest",
+        help="suggest lattices and tiles from query logs",
+        description="Read query logs (.sql, JSON lines with 'sql', the FoodMart query set) and "
+        "write a model with lattices and the tiles the logged workload needs.",
+    )
+    p.add_argument(
+        "--log",
+        nargs="+",
+        action="extend",
+        required=True,
+        metavar="FILE",
+        help="query log(s): .sql, JSON lines, the FoodMart query set, a query-log Delta table",
+    )
+    p.add_argument("--model", help="an existing model to evolve (its keys direct joins)")
+    p.add_argument(
+        "--dialect",
+        help="SQL dialect of the logs (sqlglot's names; 'ansi' for \"quoted\" identifiers); "
+        "default: the log's own hint, else spark",
+    )
+    p.add_argument("-o", "--output", metavar="OUT.yaml", help="write the model here")
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+    p.add_argument("--schema", help="schema of unqualified tables without --model (default)")
+    p.add_argument(
+        "--no-merge", action="store_true", help="one lattice per join graph, not per fact table"
+    )
+    p.add_argument("--max-tiles", type=_count, help="tiles per lattice (default 8)")
+    p.add_argument("--max-rows", type=float, help="space budget: summed rows of a lattice's tiles")
+    p.add_argument("--no-tiles", action="store_true", help="suggest lattices only")
+    p.add_argument(
+        "--no-data", action="store_true", help="with --model: read no data; guess tile sizes"
+    )
+    spark_options(p)
+    p.set_defaults(handler=suggest_command)
+
+
+def suggest_command(args: argparse.Namespace) -> int:
+    from mvlattice.document import read_document
+    from mvlattice.suggest.emit import emit_model
+    from mvlattice.suggest.logs import read_logs
+    from mvlattice.suggest.suggester import suggest
+
+    dialect = _dialect(args.dialect)
+    if any((Path(p) / "_delta_log").is_dir() for p in args.log):
+        from mvlattice.querylog.log import install_suggester_reader
+
+        install_suggester_reader()  # the service's query-log table
+    entries = read_logs(args.log)
+    model, data = _model_and_data(args)
+    result = suggest(
+        entries,
+        model=model,
+        dialect=dialect,
+        evolve=not args.no_merge,
+        default_schema=args.schema,
+        max_tiles=args.max_tiles,
+        max_rows=args.max_rows,
+        tiles=not args.no_tiles,
+        **data,
+    )
+    base = read_document(Path(model.file)) if model is not None else None
+    text = emit_model(result, base, [Path(p).name for p in args.log])
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    if args.json:
+        from mvlattice.output import dumps
+        from mvlattice.suggest.report import as_json
+
+        print(dumps(as_json(result, args.output, None if args.output else text)))
+    elif args.output:
+        from mvlattice.suggest.emit import header
+
+        print("\n".join(header(result, [Path(p).name for p in args.log])))
+        print(f"Wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _model_and_data(args: argparse.Namespace) -> tuple[Any, dict]:
+    """The model (if any) and, unless --no-data, data-backed uniqueness and statistics."""
+    if args.model is None:
+        return None, {}
+    if args.no_data:
+        from mvlattice.model.loader import load_model
+        from mvlattice.settings import resolve_warehouse
+
+        return load_model(args.model, resolve_warehouse(args.warehouse)), {}
+    from mvlattice.suggest.data import data_statistics, data_uniqueness
+    from mvlattice.workspace import Workspace
+
+    ws = Workspace(args.model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+    say = (lambda line: print(line, file=sys.stderr)) if not args.json else None
+    return ws.model, {
+        "uniqueness": data_uniqueness(ws.spark, ws.model),
+        "stats_for": data_statistics(ws.spark, ws.model, say),
+        "statistics": "data (the lattice's statistic provider)",
+    }
+
+
+def _dialect(name: str | None) -> str | None:
+    if name is None:
+        return None
+    if name.lower() == "ansi":
+        return ""
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        raise UsageError(
+            f"unknown SQL dialect '{name}' (sqlglot's names, e.g. spark, mysql, postgres; or ansi)"
+        ) from None
+    return name
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be zero or more")
+    return value

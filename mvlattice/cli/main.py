@@ -1,0 +1,159 @@
+"""`mvlattice …`: a thin command line over the Python API. Errors map to exit codes here.
+
+Exit codes: 0 success, 2 bad input (model, SQL, arguments), 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from importlib import import_module
+
+from mvlattice.cli import commands
+from mvlattice.errors import MvlatticeError, UsageError
+
+# Modules that add commands: each has `register(subparsers)` adding its parsers, each parser
+# with `set_defaults(handler=...)`. Later features add their module here.
+COMMAND_MODULES: tuple[str, ...] = (
+    "mvlattice.cli.cmd_plan",
+    "mvlattice.cli.cmd_jobs",
+    "mvlattice.cli.cmd_suggest",
+    "mvlattice.cli.cmd_serve",
+    "mvlattice.cli.cmd_profile",
+    "mvlattice.cli.cmd_rewrite",
+)
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed usage and the reason
+        return 0 if exc.code == 0 else 2
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    return run(handler, args)
+
+
+def run(handler: Handler, args: argparse.Namespace) -> int:
+    try:
+        return handler(args)
+    except MvlatticeError as exc:
+        print(f"mvlattice: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("mvlattice: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - last line of defence: one line, no traceback
+        if os.environ.get("MVLATTICE_DEBUG"):
+            traceback.print_exc()
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(
+            f"mvlattice: internal error: {type(exc).__name__}: {first} "
+            "(set MVLATTICE_DEBUG=1 for details)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mvlattice",
+        description="Materialized views and lattices for Apache Spark and Delta Lake.",
+    )
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "setup", help="fetch Delta's jars (and the FoodMart data and query set) once"
+    )
+    p.add_argument("--no-data", action="store_true", help="skip fetching the FoodMart artifact")
+    p.set_defaults(handler=commands.setup)
+
+    p = sub.add_parser("datasets", help="load a bundled data set into the warehouse")
+    p.add_argument(
+        "dataset",
+        choices=["foodmart", "foodmart-queries"],
+        help="the data set to load (foodmart-queries: print where its query log is)",
+    )
+    p.add_argument("--force", action="store_true", help="reload even if already loaded")
+    spark_options(p)
+    p.set_defaults(handler=commands.datasets)
+
+    p = sub.add_parser("validate", help="check a model file (and, with --data, its data)")
+    p.add_argument("model", help="model file (YAML or JSON)")
+    p.add_argument(
+        "--data",
+        action="store_true",
+        help="also check declared and implied keys and foreign keys on the data",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON document")
+    spark_options(p)
+    p.set_defaults(handler=commands.validate)
+
+    p = sub.add_parser("sql", help="run SQL over the model's tables")
+    p.add_argument("model", help="model file (YAML or JSON)")
+    p.add_argument("query", help="the SQL text (Spark SQL; tables as schema.table)")
+    p.add_argument(
+        "--json", action="store_true", help='print {"columns": [...], "rows": [[...], ...]}'
+    )
+    p.add_argument("--limit", type=_positive_int, default=None, help="return at most N rows")
+    spark_options(p)
+    p.set_defaults(handler=commands.sql)
+
+    p = sub.add_parser("demo", help="the main job end to end on FoodMart (embedded Spark)")
+    spark_options(p)
+    p.set_defaults(handler=commands.demo)
+    for name in COMMAND_MODULES:
+        import_module(name).register(sub)
+    return parser
+
+
+def spark_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--warehouse",
+        help="warehouse directory or URI (default $MVLATTICE_WAREHOUSE or ./warehouse)",
+    )
+    p.add_argument(
+        "--master",
+        help="Spark master (default $MVLATTICE_MASTER, $SPARK_MASTER, "
+        "the model's spark.master, or local[*])",
+    )
+    p.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_conf_pair,
+        help="a Spark setting; repeat for several",
+    )
+
+
+def _conf_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"'{text}' is not KEY=VALUE")
+    return key.strip(), value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be zero or more")
+    return value
+
+
+__all__ = ["main", "UsageError"]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Delta table facts mvlattice keys things on: current versions and table ids of source tables,
+as Spark answers them (the jobs read path-based tables' logs directly: `jobs.deltalog`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mvlattice.spark import literal
+from mvlattice.sql.quote import path_identifier
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from mvlattice.model.loader import Model, Table
+
+
+def table_version(spark: SparkSession, location: str) -> int | None:
+    """The latest commit version of the Delta table at `location`; None if it is not Delta."""
+    from delta.tables import DeltaTable
+
+    try:
+        if not DeltaTable.isDeltaTable(spark, location):
+            return None
+        history = spark.sql(f"DESCRIBE HISTORY delta.{path_identifier(location)} LIMIT 1").first()
+    except Exception:  # noqa: BLE001 - unreadable means "no version to key on"
+        return None
+    return int(history["version"]) if history is not None else None
+
+
+def table_id(spark: SparkSession, relation: str) -> str | None:
+    """The current table id (`metaData.id`) of the Delta table `relation` names (SQL: a
+    quoted catalog name or delta.`<location>`); None when it is not a readable Delta table."""
+    try:
+        row = spark.sql(f"DESCRIBE DETAIL {relation}").first()
+    except Exception:  # noqa: BLE001 - unreadable means "no identity to key on"
+        return None
+    if row is None or str(row["format"]).lower() != "delta" or not row["id"]:
+        return None
+    return str(row["id"])
+
+
+def source_versions(spark: SparkSession, tables: tuple[Table, ...]) -> dict[str, int | None]:
+    """`schema.table` -> current Delta version (None for non-Delta or catalog tables)."""
+    out: dict[str, int | None] = {}
+    for table in tables:
+        if table.location is None or (table.format or "delta") != "delta":
+            out[table.qualified_name] = None
+        else:
+            out[table.qualified_name] = table_version(spark, table.location)
+    return out
+
+
+def lattice_tables(model: Model, lattice_name: str) -> tuple[Table, ...]:
+    """The model tables a lattice reads (each once, in FROM order)."""
+    lattice = model.lattice(lattice_name)
+    seen: dict[str, Table] = {}
+    for node in lattice.nodes:
+        table = model.table(node.schema, node.table)
+        if table is not None:
+            seen.setdefault(table.qualified_name, table)
+    return tuple(seen.values())
+
+
+__all__ = ["table_version", "table_id", "source_versions", "lattice_tables", "literal"]

@@ -1,0 +1,72 @@
+"""What the HTTP layer asks of mvlattice — a narrow interface, so the routes can be tested
+against an in-memory fake and run against Workspaces (`workspaces.WorkspaceBackend`)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from mvlattice.http.jobs import Scope
+
+
+@dataclass(frozen=True, slots=True)
+class Rewritten:
+    """The answer to a rewrite: the CLI's JSON document and what the log and metrics need."""
+
+    model: str
+    document: dict[str, Any]  # {"rewritten", "sql", "materializations", "explain"}
+    rewritten: bool
+    materializations: tuple[str, ...]
+    seconds: float  # time spent rewriting
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The answer to a query: at most `limit` rows, and whether there were more."""
+
+    model: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    truncated: bool
+    rewritten: bool
+    materializations: tuple[str, ...]
+    sql: str  # what ran
+    rewrite_seconds: float | None = None  # the rewriting part of the time, when known
+
+
+class Backend(Protocol):
+    def models(self) -> tuple[str, ...]: ...
+
+    def ready(self) -> bool: ...
+
+    def rewrite(self, sql: str, explain: bool, model: str | None) -> Rewritten: ...
+
+    def query(
+        self,
+        sql: str,
+        rewrite: bool,
+        limit: int,
+        model: str | None,
+        cancel: threading.Event | None = None,
+    ) -> Answer:
+        """Run client SQL in the sandbox (SqlError / RefusedSqlError when it may not run,
+        QueryTimeoutError past the deadline or once `cancel` is set)."""
+        ...
+
+    def lattices(self, model: str | None) -> list[dict[str, Any]]: ...
+
+    def lattice(self, name: str, model: str | None, plan: bool) -> dict[str, Any]: ...
+
+    def tiles(self, model: str | None, lattice: str | None) -> list[dict[str, Any]]: ...
+
+    def refresh_scope(self, tile: str, model: str | None) -> Scope:
+        """The scope of refreshing a tile or materialization; NotFoundError when unknown,
+        ConflictError when it is being built right now (by the scheduler, say)."""
+        ...
+
+    def materialize_scope(self, lattice: str, model: str | None) -> Scope: ...
+
+    def run(self, kind: str, scope: Scope) -> tuple[bool, dict[str, Any]]:
+        """Run a refresh or materialize job (on the jobs thread): (ok, result document)."""
+        ...

@@ -1,0 +1,351 @@
+"""What the service lets in: loopback unless a token is set, bearer tokens compared in constant
+time, requests addressed to this service by name (DNS rebinding) from no foreign origin, POSTs
+that a cross-site form cannot send, a bound on request bodies, and only queries (`SELECT` /
+`WITH`) as SQL — which the sandbox (`mvlattice.sandbox`) then checks on Spark's analyzed plan.
+
+The middlewares are plain ASGI so that they run before FastAPI reads or parses anything.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import ipaddress
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+from mvlattice.http.errors import body_bytes, http_status
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from mvlattice.errors import SqlError, UsageError
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+OPEN_PATHS = frozenset({"/healthz"})  # liveness probes need no token
+# The status page's shells and static files hold no data (the page fetches everything else with
+# the token the user gives it), so a browser can load them without an Authorization header.
+UI_SHELLS = frozenset({"/", "/ui", "/ui/", "/ui/lattices", "/ui/tiles", "/ui/queries",
+                       "/ui/playground"})  # fmt: skip
+UI_STATIC = "/ui/static/"
+MIN_TOKEN_LENGTH = 16
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "localhost.localdomain"})
+# Deeper than this is not a query a person or a tool writes; parsers recurse on it.
+MAX_NESTING = 128
+# A POST without a JSON body proves it is no cross-site form when it carries this header.
+REQUEST_HEADER = b"x-mvlattice-request"
+
+
+# -- binding and tokens ------------------------------------------------------------------------
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(path: str | None) -> str | None:
+    """The bearer token in a file (surrounding whitespace dropped); None without a file."""
+    if path is None:
+        return None
+    try:
+        token = Path(path).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise UsageError(f"cannot read token file {path}: {exc.strerror or exc}") from None
+    if len(token) < MIN_TOKEN_LENGTH or any(c.isspace() for c in token):
+        raise UsageError(
+            f"token file {path}: the token must be at least {MIN_TOKEN_LENGTH} characters "
+            "with no spaces"
+        )
+    return token
+
+
+def check_binding(host: str, token: str | None, tls: bool = False) -> None:
+    """Anything but loopback is reachable by others: it needs a token, and TLS so the token and
+    the data do not cross the network in clear (or bind to loopback behind a reverse proxy)."""
+    if is_loopback(host):
+        return
+    if token is None:
+        raise UsageError(
+            f"binding to {host} exposes the service beyond this machine; give --token-file "
+            "(a file holding a bearer token) or bind to 127.0.0.1"
+        )
+    if not tls:
+        raise UsageError(
+            f"binding to {host} needs --tls-cert and --tls-key (HTTPS), or bind to 127.0.0.1 "
+            "behind a reverse proxy that terminates TLS"
+        )
+
+
+def check_tls(cert: str | None, key: str | None) -> tuple[str, str] | None:
+    """Both TLS files or neither; each must be readable."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise UsageError("--tls-cert and --tls-key go together")
+    for path in (cert, key):
+        try:
+            Path(path).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return cert, key
+
+
+def token_matches(header: str | None, token: str) -> bool:
+    scheme, _, given = (header or "").partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode("utf-8"), token.encode("utf-8"))
+
+
+# -- SQL -----------------------------------------------------------------------------------------
+def check_query(sql: str) -> None:
+    """Only one statement, and a query: SELECT, WITH … SELECT, or set operations of those."""
+    check_nesting(sql)
+    if len(sql) <= MAX_CACHED_SQL:
+        _accepted(sql)  # accepted queries are remembered; refusals raise and are not
+        return
+    _check(sql)
+
+
+MAX_CACHED_SQL = 20_000
+
+
+@functools.lru_cache(maxsize=4096)
+def _accepted(sql: str) -> bool:
+    _check(sql)
+    return True
+
+
+def check_nesting(sql: str) -> None:
+    """Refuse brackets nested deeper than MAX_NESTING before any parser recurses on them
+    (quoted text and comments are skipped, so a string full of brackets is fine)."""
+    depth = deepest = 0
+    for char in _code_chars(sql):
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+    if deepest > MAX_NESTING:
+        raise SqlError(f"the query nests brackets {deepest} levels deep; the limit is "
+                       f"{MAX_NESTING}")  # fmt: skip
+
+
+def _code_chars(sql: str) -> str:
+    """`sql` without quoted strings, quoted names and comments."""
+    out, i, n = [], 0, len(sql)
+    while i < n:
+        c = sql[i]
+        if c in "'\"`":
+            i = _skip_quoted(sql, i, c)
+        elif sql.startswith("--", i):
+            j = sql.find("\n", i)
+            i = n if j < 0 else j
+        elif sql.startswith("/*", i):
+            j = sql.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _skip_quoted(sql: str, start: int, quote: str) -> int:
+    i = start + 1
+    while i < len(sql):
+        if sql[i] == "\\" and quote != "`":
+            i += 2
+        elif sql[i] == quote:
+            return i + 1
+        else:
+            i += 1
+    return i
+
+
+def _check(sql: str) -> None:
+    try:
+        trees = [t for t in sqlglot.parse(sql, read="spark") if t is not None]
+    except SqlglotError as exc:
+        raise SqlError(f"SQL does not parse: {_first_line(exc)}") from None
+    except (RecursionError, AttributeError, TypeError, ValueError, IndexError, KeyError) as exc:
+        raise SqlError(f"SQL does not parse: {_first_line(exc)}") from None
+    if len(trees) != 1:
+        raise SqlError(f"expected one SQL statement, got {len(trees)}")
+    if not isinstance(trees[0], exp.Query):
+        kind = trees[0].key.upper()
+        raise SqlError(f"only queries (SELECT or WITH) are accepted, not {kind}")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+# -- middlewares -------------------------------------------------------------------------------
+async def send_error(send: Send, status: int, message: str, headers: tuple = ()) -> None:
+    status, code, message = http_status(status, message)
+    payload = body_bytes(code, message)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+def is_open(path: str) -> bool:
+    """Paths anyone may GET: liveness and the status page's data-free shells and files (one
+    path segment under /ui/static/: the route serves only files it knows by name)."""
+    if path in OPEN_PATHS or path in UI_SHELLS:
+        return True
+    name = path.removeprefix(UI_STATIC)
+    return path.startswith(UI_STATIC) and bool(name) and "/" not in name and ".." not in name
+
+
+class BearerAuth:
+    """Every path but `/healthz` needs `Authorization: Bearer <token>` when a token is set."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.token is None or is_open(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        header = _header(scope, b"authorization")
+        if token_matches(header, self.token):
+            await self.app(scope, receive, send)
+            return
+        challenge = ((b"www-authenticate", b'Bearer realm="mvlattice"'),)
+        await send_error(send, 401, "a valid bearer token is required", challenge)
+
+
+def host_name(value: str) -> str:
+    """The host of a Host header or an origin's authority, lower-case, without port."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def allowed_hosts(extra: tuple[str, ...], bind: str | None = None) -> frozenset[str]:
+    """Loopback names, the names given with --allowed-host, and a specific bind address."""
+    names = set(LOOPBACK_NAMES) | {host_name(h) for h in extra}
+    if bind and bind not in ("0.0.0.0", "::", ""):
+        names.add(host_name(bind))
+    return frozenset(names)
+
+
+class SameOrigin:
+    """Refuses requests not addressed to this service (a foreign `Host`: DNS rebinding), from a
+    foreign `Origin` or a cross-site fetch, and POSTs that a cross-site form could send (not
+    JSON and without the X-Mvlattice-Request header) — token or not. `/healthz` is exempt from
+    the Host check, so probes that address the service by IP work."""
+
+    def __init__(self, app: ASGIApp, hosts: frozenset[str]) -> None:
+        self.app, self.hosts = app, hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        problem = self._problem(scope)
+        if problem is None:
+            await self.app(scope, receive, send)
+        else:
+            await send_error(send, problem[0], problem[1])
+
+    def _problem(self, scope: Scope) -> tuple[int, str] | None:
+        host = _header(scope, b"host")
+        if scope["path"] not in OPEN_PATHS and (host is None or host_name(host) not in self.hosts):
+            return 421, (f"this service does not answer to host '{host_name(host or '')}'; "
+                         "start it with --allowed-host NAME to allow that name")  # fmt: skip
+        origin = _header(scope, b"origin")
+        if origin is not None and _origin_host(origin) not in self.hosts:
+            return 403, f"cross-origin request from '{origin[:100]}' refused"
+        if (_header(scope, b"sec-fetch-site") or "").lower() == "cross-site":
+            return 403, "cross-site request refused"
+        if scope["method"] not in ("GET", "HEAD", "OPTIONS") and not _json_or_marked(scope):
+            return 415, ("requests other than GET need a JSON body (Content-Type: "
+                         "application/json) or the X-Mvlattice-Request header")  # fmt: skip
+        return None
+
+
+def _origin_host(origin: str) -> str:
+    _, sep, rest = origin.strip().partition("://")
+    return host_name(rest.split("/", 1)[0]) if sep else ""
+
+
+def _json_or_marked(scope: Scope) -> bool:
+    if _header(scope, REQUEST_HEADER) is not None:
+        return True
+    kind = (_header(scope, b"content-type") or "").split(";", 1)[0].strip().lower()
+    return kind == "application/json"
+
+
+class BodyLimit:
+    """Refuses bodies over `max_bytes` (413) — by Content-Length, or while reading — and hands
+    the app the buffered body, so nothing downstream reads an unbounded stream."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _header(scope, b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            await send_error(send, 413, self._message())
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await send_error(send, 413, self._message())
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        await self.app(scope, _replay(b"".join(chunks), receive), send)
+
+    def _message(self) -> str:
+        return f"request body larger than {self.max_bytes} bytes"
+
+
+def _replay(payload: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": payload, "more_body": False}
+        return await receive()  # after the body: wait for the disconnect
+
+    return replay
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None

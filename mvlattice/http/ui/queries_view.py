@@ -1,0 +1,111 @@
+"""The Queries fragment: the newest requests (`GET /v1/querylog`) — SQL, rewritten or not,
+the views read, latency — and for a miss the nearest view and what it lacks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from mvlattice.http.ui.html import code, esc, sql_block, when
+
+# How far along GL01's checks (§3) a view got before it was rejected, nearest last: a view that
+# matched but lost to a cheaper one, or was only too stale, is nearer than one that reads other
+# tables. The nearest rejection's message says what would make the view match.
+NEARNESS = (
+    "VIEW_UNSUPPORTED",
+    "TABLES_NOT_CONTAINED",
+    "EXTRA_TABLE",
+    "PREDICATE_NOT_IMPLIED",
+    "MISSING_COLUMN",
+    "CANNOT_ROLL_UP",
+    "NOT_AVAILABLE",
+    "STALE",
+    "NOT_CHOSEN",
+)
+
+Explanation = Mapping[str, Any]
+
+
+def nearest(explain: Iterable[Explanation]) -> Explanation | None:
+    """The explanation of the view that came closest to answering the query (None when no
+    view was considered); ties go to the first, in the rewriter's order."""
+    best, rank = None, -1
+    for e in explain:
+        if not e.get("view"):
+            continue  # about the query block itself, not a view
+        reason = "NOT_CHOSEN" if e.get("outcome") == "matched" else str(e.get("reason") or "")
+        here = NEARNESS.index(reason) if reason in NEARNESS else 0
+        if here > rank:
+            best, rank = e, here
+    return best
+
+
+def queries_html(entries: Sequence[Mapping[str, Any]]) -> str:
+    if not entries:
+        return ('<p class="empty">no rewrite or query requests since the service started '
+                "(older ones: <code>mvlattice log MODEL</code>)</p>")  # fmt: skip
+    head = "".join(
+        f"<th>{h}</th>" for h in ("time", "kind", "SQL", "rewritten", "views used", "latency",
+                                  "why not")
+    )  # fmt: skip
+    rows = "".join(_row(e) for e in entries)
+    return f'<table class="queries"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
+
+def _row(e: Mapping[str, Any]) -> str:
+    outcome = str(e.get("outcome") or "")
+    if outcome != "ok":
+        verdict = f'<span class="badge status-failed">{esc(outcome)}</span>'
+    elif e.get("rewritten"):
+        verdict = '<span class="badge status-fresh">yes</span>'
+    else:
+        verdict = '<span class="badge status-stale">no</span>'
+    views = ", ".join(code(v) for v in e.get("views") or ()) or "—"
+    latency = e.get("latency_ms")
+    cells = (
+        when(e.get("time")),
+        esc(e.get("kind", "")) + _small(e.get("model")),
+        sql_block(e.get("sql", "")),
+        verdict,
+        views,
+        f"{latency:,.1f} ms" if isinstance(latency, int | float) else "—",
+        _why(e),
+    )
+    tds = "".join(f"<td>{c}</td>" for c in cells)
+    hit = "yes" if e.get("rewritten") else "no"
+    return f'<tr data-entry="{esc(e.get("id", ""))}" data-rewritten="{hit}">{tds}</tr>'
+
+
+def _small(text: object) -> str:
+    return f"<br><small>{esc(text)}</small>" if text else ""
+
+
+def _why(e: Mapping[str, Any]) -> str:
+    if e.get("outcome") != "ok":
+        return f'<span class="error">{esc(e.get("message") or e.get("outcome"))}</span>'
+    if e.get("rewritten"):
+        return ""
+    explain = e.get("explain")
+    if explain is None:
+        return '<span class="empty">not explained yet</span>'
+    near = nearest(explain)
+    if near is None:
+        first = next(iter(explain), None)
+        text = first.get("message") if first else "no view covers these tables"
+        return f'<span class="why">{esc(text)}</span>'
+    later = " <small>(explained after the request)</small>" if e.get("explained_later") else ""
+    return (
+        f'<div class="why">nearest: {code(near.get("view"))} '
+        f'<span class="reason">{esc(near.get("reason") or near.get("outcome"))}</span>{later}'
+        f"<br>{esc(near.get('message', ''))}</div>{explanations_html(explain)}"
+    )
+
+
+def explanations_html(explain: Iterable[Explanation]) -> str:
+    """Every view considered, in a collapsed list."""
+    items = "".join(
+        f"<li>{code(e.get('view') or '(query)')} {esc(e.get('outcome', ''))} "
+        f"{esc(e.get('reason') or '')}: {esc(e.get('message', ''))}</li>"
+        for e in explain
+    )
+    return f"<details><summary>every view</summary><ul>{items}</ul></details>" if items else ""

@@ -1,0 +1,221 @@
+"""The backend over real Workspaces — one per served model, all on one SparkSession.
+
+Requests may name a model; without one, a rewrite tries each model in order and answers with
+the first that rewrites (else the first answer), and names of lattices and tiles are looked up
+in every model (a name in several models needs `model=`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from mvlattice.http.backend import Answer, Rewritten
+from mvlattice.http.jobs import Scope
+from mvlattice.http.render import (
+    answer_of,
+    lattice_document,
+    plan_summary,
+    rewrite_document,
+)
+
+from mvlattice.errors import ConflictError, MvlatticeError, NotFoundError, UsageError
+from mvlattice.lattice.lattice import Lattice
+from mvlattice.sandbox.sandbox import Sandbox
+from mvlattice.workspace import Workspace
+
+T = TypeVar("T")
+
+
+class WorkspaceBackend:
+    def __init__(self, workspaces: Mapping[str, Workspace], query_timeout: float = 60.0) -> None:
+        if not workspaces:
+            raise UsageError("no model to serve")
+        self.workspaces = dict(workspaces)
+        self.query_timeout = query_timeout
+        self._sandboxes: dict[str, Sandbox] = {}
+        self._ready = False
+        self._plans: dict[tuple[str, str], dict[str, Any]] = {}
+        self._plan_lock = threading.Lock()
+        self._readers: dict[int, Any] = {}  # id(workspace) -> TableReader (cached by version)
+
+    def start(self) -> None:
+        """Start Spark and register every model's tables and tiles, before serving."""
+        for name, ws in self.workspaces.items():
+            self._sandboxes[name] = Sandbox(ws.spark, ws.model, self.query_timeout)
+        self._ready = True
+
+    def models(self) -> tuple[str, ...]:
+        return tuple(self.workspaces)
+
+    def ready(self) -> bool:
+        return self._ready
+
+    # -- rewrite and query ---------------------------------------------------------------------
+    def rewrite(self, sql: str, explain: bool, model: str | None) -> Rewritten:
+        def one(name: str, ws: Workspace) -> Rewritten:
+            started = time.perf_counter()
+            result = ws.rewrite(sql, explain=explain)
+            seconds = time.perf_counter() - started
+            doc = rewrite_document(result, explain)
+            views = tuple(doc["materializations"])
+            return Rewritten(name, doc, bool(doc["rewritten"]), views, seconds)
+
+        return self._first(model, one, lambda r: r.rewritten)
+
+    def query(
+        self,
+        sql: str,
+        rewrite: bool,
+        limit: int,
+        model: str | None,
+        cancel: threading.Event | None = None,
+    ) -> Answer:
+        name = model
+        if name is None and len(self.workspaces) > 1:
+            # the model that rewrites; without rewriting any will do (one shared SparkSession)
+            name = self.rewrite(sql, False, None).model if rewrite else next(iter(self.workspaces))
+        name, ws = self._pick(name)[0]
+
+        def run(text: str, rows: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
+            return self._sandbox(name, ws).run(text, rows, cancel)
+
+        return answer_of(name, ws.query(sql, rewrite=rewrite, limit=limit + 1, runner=run), limit)
+
+    def _sandbox(self, name: str, ws: Workspace) -> Sandbox:
+        if name not in self._sandboxes:  # a backend used before start()
+            self._sandboxes[name] = Sandbox(ws.spark, ws.model, self.query_timeout)
+        return self._sandboxes[name]
+
+    # -- lattices and tiles --------------------------------------------------------------------
+    def lattices(self, model: str | None) -> list[dict[str, Any]]:
+        return [
+            lattice_document(lat, name)
+            for name, ws in self._pick(model)
+            for lat in ws.model.lattices
+        ]
+
+    def lattice(self, name: str, model: str | None, plan: bool) -> dict[str, Any]:
+        owner, lat = self._lattice(name, model)
+        doc = lattice_document(lat, owner)
+        if plan:
+            doc["plan"] = self._plan(owner, lat)
+        return doc
+
+    def tiles(self, model: str | None, lattice: str | None) -> list[dict[str, Any]]:
+        if lattice is not None:
+            model = self._lattice(lattice, model)[0]
+        return [
+            {**entry.to_json(), "model": name, "build_seconds": self._took(ws, entry)}
+            for name, ws in self._pick(model)
+            for entry in ws.tiles(lattice)
+        ]
+
+    def _took(self, ws: Workspace, entry: Any) -> float | None:
+        """How long the last build of a catalog entry's table took (its record says)."""
+        from mvlattice.jobs.tables import TableReader
+
+        location = getattr(entry, "location", "")
+        if not location:
+            return None
+        try:
+            reader = self._readers.get(id(ws))
+            if reader is None:
+                reader = self._readers[id(ws)] = TableReader(ws.spark)
+            state = reader.state(location)
+        except Exception:  # noqa: BLE001 - a duration is a nicety: never fail the catalog
+            return None
+        record = state.record if state is not None else None
+        return round(record.build_seconds, 3) if record is not None else None
+
+    def refresh_scope(self, tile: str, model: str | None) -> Scope:
+        found = [
+            (name, entry)
+            for name, ws in self._pick(model)
+            for entry in ws.tiles()
+            if entry.name.lower() == tile.lower()
+        ]
+        if not found:
+            raise NotFoundError(f"no tile or materialization '{tile}' (see GET /v1/tiles)")
+        if len(found) > 1:
+            raise UsageError(f"'{tile}' is in models {_names(n for n, _ in found)}; add ?model=")
+        name, entry = found[0]
+        if entry.status == "building":
+            raise ConflictError(f"{entry.name} is being built right now; try again later")
+        return Scope(name, entry.lattice, entry.name)
+
+    def materialize_scope(self, lattice: str, model: str | None) -> Scope:
+        owner, lat = self._lattice(lattice, model)
+        return Scope(owner, lat.name)
+
+    def run(self, kind: str, scope: Scope) -> tuple[bool, dict[str, Any]]:
+        ws = self.workspaces[scope.model]
+        try:
+            if kind == "refresh":
+                result = ws.refresh(tile=scope.target)
+            else:
+                result = ws.materialize(scope.lattice)
+        finally:
+            with self._plan_lock:
+                self._plans.clear()  # a build may have changed statistics and the stored plan
+        return bool(result.ok), result.to_json()
+
+    # -- lookup --------------------------------------------------------------------------------
+    def _pick(self, model: str | None) -> list[tuple[str, Workspace]]:
+        if model is None:
+            return list(self.workspaces.items())
+        if model not in self.workspaces:
+            raise NotFoundError(f"no model '{model}' is served; models: {_names(self.workspaces)}")
+        return [(model, self.workspaces[model])]
+
+    def _lattice(self, name: str, model: str | None) -> tuple[str, Lattice]:
+        found = [
+            (owner, lat) for owner, ws in self._pick(model) for lat in ws.model.lattices
+            if lat.name == name
+        ]  # fmt: skip
+        if not found:
+            known = sorted({lat.name for _, ws in self._pick(model) for lat in ws.model.lattices})
+            raise NotFoundError(f"no lattice '{name}'; lattices: {', '.join(known) or 'none'}")
+        if len(found) > 1:
+            raise UsageError(f"lattice '{name}' is in models {_names(o for o, _ in found)}; "
+                             "add ?model=")  # fmt: skip
+        return found[0]
+
+    def _plan(self, owner: str, lat: Lattice) -> dict[str, Any]:
+        key = (owner, lat.name)
+        with self._plan_lock:
+            if key in self._plans:
+                return self._plans[key]
+        plan = plan_summary(self.workspaces[owner].plan(lattice=lat.name))
+        with self._plan_lock:
+            self._plans[key] = plan
+        return plan
+
+    def _first(
+        self,
+        model: str | None,
+        attempt: Callable[[str, Workspace], T],
+        good: Callable[[T], bool],
+    ) -> T:
+        """The first model's answer that is `good`, else the first answer; errors only when
+        every model fails (then the first error)."""
+        answers: list[T] = []
+        errors: list[MvlatticeError] = []
+        for name, ws in self._pick(model):
+            try:
+                answer = attempt(name, ws)
+            except MvlatticeError as exc:
+                errors.append(exc)
+                continue
+            if good(answer):
+                return answer
+            answers.append(answer)
+        if answers:
+            return answers[0]
+        raise errors[0]
+
+
+def _names(names: Any) -> str:
+    return ", ".join(sorted(set(names)))

@@ -1,0 +1,1 @@
+"""mvrewrite/index"""

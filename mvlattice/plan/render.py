@@ -1,0 +1,204 @@
+"""A tile plan for people (a table), for programs (JSON) and as a picture (Graphviz DOT)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mvlattice.lattice.lattice import Measure
+from mvlattice.plan.candidates import canonical, canonical_labels
+from mvlattice.plan.hru import cube_edges
+from mvlattice.plan.planner import LatticePlan, PlannedTile
+
+ROUND_CANDIDATES = 10  # candidates listed per round in JSON, best first
+
+
+def number(value: float) -> int | float:
+    """Whole numbers as ints, others to 3 decimals (estimates carry float noise)."""
+    nearest = round(value)
+    if abs(value - nearest) <= 1e-6 * max(1.0, abs(value)):
+        return int(nearest)
+    return round(value, 3)
+
+
+def measure_document(measure: Measure) -> dict[str, Any]:
+    """A measure as the model file writes it, so a planned tile can be pasted into a model."""
+    out: dict[str, Any] = {"agg": measure.agg}
+    if measure.args:
+        out["args"] = list(measure.args)
+    if measure.distinct:
+        out["distinct"] = True
+    return out
+
+
+def plan_document(plan: LatticePlan) -> dict[str, Any]:
+    return {
+        "lattice": plan.lattice.name,
+        "algorithm": plan.lattice.algorithm,
+        "rows": number(plan.top_rows),
+        "candidates": plan.candidates,
+        "candidates_truncated": plan.truncated,
+        "timed_out": plan.timed_out,
+        "cost_before": number(plan.cost_before),
+        "cost_after": number(plan.cost_after),
+        "workload": _workload_document(plan),
+        "tiles": [_tile_document(tile) for tile in plan.tiles],
+        "rounds": [
+            {
+                "round": i,
+                "chosen": list(r.chosen),
+                "candidates": [
+                    {"dimensions": list(dims), "benefit": number(benefit)}
+                    for dims, benefit in r.benefits[:ROUND_CANDIDATES]
+                ],
+            }
+            for i, r in enumerate(plan.rounds, 1)
+        ],
+    }
+
+
+def _tile_document(tile: PlannedTile) -> dict[str, Any]:
+    return {
+        "dimensions": list(tile.dimensions),
+        "measures": [measure_document(m) for m in tile.spec.measures],
+        "rows": number(tile.rows),
+        "benefit": number(tile.benefit),
+        "cost_after": number(tile.cost_after),
+        "declared": tile.declared,
+        "counted": tile.counted,
+    }
+
+
+def _workload_document(plan: LatticePlan) -> dict[str, Any] | None:
+    work = plan.workload
+    if work is None:
+        return None
+    return {
+        "statements": work.statements,
+        "queries": len(work.queries),
+        "ignored": work.ignored,
+        "unparsed": work.unparsed,
+        "unmapped": work.unmapped,
+    }
+
+
+def plan_text(plan: LatticePlan) -> str:
+    """The chosen tiles in order with rows, benefit and cumulative cost, then a summary."""
+    head = (
+        f"Lattice {plan.lattice.name}: {plan.top_rows:,.0f} rows at full detail, "
+        f"{plan.candidates:,} candidate group-bys"
+    )
+    lines = [head + (f"; {_workload_line(plan)}" if plan.workload is not None else "")]
+    rows = [
+        (
+            str(i),
+            ", ".join(t.dimensions) or "()",
+            f"{'' if t.counted else '~'}{t.rows:,.0f}",
+            f"{t.benefit:,.0f}",
+            f"{t.cost_after:,.0f}",
+            "declared" if t.declared else "",
+        )
+        for i, t in enumerate(plan.tiles, 1)
+    ]
+    header = ("#", "dimensions", "rows", "benefit", "cost after", "")
+    lines.extend(_aligned([header, *rows], right=(0, 2, 3, 4)) if rows else ["(no tiles)"])
+    lines.append(_cost_line(plan))
+    if any(not t.counted for t in plan.tiles):
+        lines.append("(~: rows estimated from the statistics, not counted)")
+    if plan.timed_out:
+        lines.append("(stopped by the time limit: the best tiles found so far)")
+    if not plan.lattice.algorithm:
+        lines.append("(the lattice says algorithm: false, so only its declared tiles)")
+    return "\n".join(lines)
+
+
+def _aligned(rows: list[tuple[str, ...]], right: tuple[int, ...]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+
+    def cell(i: int, text: str) -> str:
+        return text.rjust(widths[i]) if i in right else text.ljust(widths[i])
+
+    return ["  ".join(cell(i, text) for i, text in enumerate(row)).rstrip() for row in rows]
+
+
+def _workload_line(plan: LatticePlan) -> str:
+    work = plan.workload
+    assert work is not None
+    return (
+        f"workload: {work.statements} statements, {len(work.queries)} group-bys "
+        f"({work.ignored} ignored, {work.unparsed} unparsed, {work.unmapped} unmapped)"
+    )
+
+
+def _cost_line(plan: LatticePlan) -> str:
+    before, after = plan.cost_before, plan.cost_after
+    saved = f" ({1 - after / before:.1%} less)" if before > 0 else ""
+    return f"Total cost: {before:,.0f} -> {after:,.0f} rows read{saved}"
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    """A view of the tile lattice: `star` (full detail) or `t<i>`, the plan's i-th tile."""
+
+    id: str
+    index: int  # 0 for the star, else the tile's place in the plan (1-based)
+    dimensions: tuple[str, ...]
+    rows: float
+    benefit: float
+    declared: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TileGraph:
+    """The star and the chosen tiles with the covering edges of "computable from" — what both
+    the DOT picture and the status page's SVG draw."""
+
+    lattice: str
+    nodes: tuple[GraphNode, ...]
+    edges: tuple[tuple[str, str], ...]  # (parent, child): child is computable from parent
+
+
+def tile_graph(plan: LatticePlan) -> TileGraph:
+    canon = canonical_labels(plan.lattice)
+    views = {"star": frozenset(canon.values())}
+    nodes = [GraphNode("star", 0, (), plan.top_rows, 0.0)]
+    for i, tile in enumerate(plan.tiles, 1):
+        columns = canonical(tile.dimensions, canon)
+        if columns not in views.values():  # a declared tile as wide as the star: draw it once
+            views[f"t{i}"] = columns
+            nodes.append(
+                GraphNode(f"t{i}", i, tile.dimensions, tile.rows, tile.benefit, tile.declared)
+            )
+    return TileGraph(plan.lattice.name, tuple(nodes), cube_edges(views))
+
+
+def plan_dot(plan: LatticePlan) -> str:
+    """The star and the chosen tiles, each box with its dimensions, rows and benefit, an arrow
+    from every view to the views computable from it (covering edges of the subset order)."""
+    graph = tile_graph(plan)
+    star = f"{_escape(plan.lattice.name)} (full detail)\\n{plan.top_rows:,.0f} rows"
+    lines = [
+        f"digraph {_quote(plan.lattice.name)} {{",
+        "  rankdir=TB;",
+        '  node [shape=box, style=rounded, fontname="Helvetica"];',
+        f'  star [label="{star}", style="rounded,bold"];',
+        *(f'  {n.id} [label="{_tile_label(n)}"];' for n in graph.nodes if n.id != "star"),
+        *(f"  {parent} -> {child};" for parent, child in graph.edges),
+        "}",
+    ]
+    return "\n".join(lines)
+
+
+def _tile_label(node: GraphNode) -> str:
+    """'#1\\nthe_year\\nthe_month\\n24 rows, benefit 1,234' (DOT's escaped newlines)."""
+    dims = "\\n".join(_escape(d) for d in node.dimensions) or "()"
+    extra = " (declared)" if node.declared else ""
+    return f"#{node.index}{extra}\\n{dims}\\n{node.rows:,.0f} rows, benefit {node.benefit:,.0f}"
+
+
+def _quote(text: str) -> str:
+    return f'"{_escape(text)}"'
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')

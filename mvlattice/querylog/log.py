@@ -1,0 +1,287 @@
+"""The query log: every rewrite/query request, as a Delta table in the warehouse.
+
+Location `<warehouse>/_mvlattice/query_log`; one row per request with its time (UTC), the
+normalized SQL, the fingerprint of its shape (literals blanked, see `fingerprint`), the kind of
+request, whether it was rewritten and onto which views, latency, outcome (`ok` or an error
+code), source (`http`, `cli`), model, a message and `sql_form`, which says what `sql` holds:
+
+- `full`: the normalized SQL (rows written before the column existed read as `full`);
+- `blanked`: literals replaced by `?` (`serve --query-log-literals blank`; the message, which
+  may quote the SQL, is then not stored);
+- `truncated`: the first `MAX_SQL_BYTES` (64 KiB) of the UTF-8 text — not SQL any more;
+- `omitted`: no text (literals were to be blanked but the SQL did not parse).
+
+Readers of workloads (`query_log_sql`, the suggester's `table_records`) skip `truncated` and
+`omitted` rows rather than mis-parse them. The service appends in small batches on
+a background thread (`querylog_writer.QueryLogWriter`), never on the request path; Delta
+appends from several processes commit without conflict. The suggester and HRU's workload
+weights read it through `read_log`, `query_log_sql` and `query_log_weighted`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from mvlattice.errors import UsageError
+from mvlattice.model.durations import parse_duration
+from mvlattice.settings import join_location
+from mvlattice.sql.fingerprint import blank_literals, describe
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+SCHEMA = (
+    "time TIMESTAMP, sql STRING, fingerprint STRING, kind STRING, rewritten BOOLEAN, "
+    "views ARRAY<STRING>, latency_ms DOUBLE, outcome STRING, source STRING, model STRING, "
+    "message STRING, sql_form STRING"
+)
+COLUMNS = tuple(part.split()[0] for part in SCHEMA.split(", "))
+MAX_SQL_BYTES = 64 * 1024  # a log row is a workload sample, not an archive of request bodies
+USABLE_FORMS = ("full", "blanked")  # the `sql_form`s a reader may parse
+Literals = Literal["keep", "blank"]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request as the service saw it — cheap to make on the request path."""
+
+    at: float  # seconds since the epoch
+    sql: str
+    kind: str  # rewrite | query
+    rewritten: bool
+    views: tuple[str, ...]
+    latency_ms: float
+    outcome: str  # ok | an error code (bad_sql, not_found, …)
+    source: str = "http"  # http | cli
+    model: str = ""
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One row of the query-log table."""
+
+    time: dt.datetime  # aware, UTC
+    sql: str  # normalized
+    fingerprint: str
+    kind: str
+    rewritten: bool
+    views: tuple[str, ...]
+    latency_ms: float
+    outcome: str
+    source: str
+    model: str
+    message: str | None
+    sql_form: str = "full"  # full | blanked | truncated | omitted (see the module's docstring)
+
+    def __post_init__(self) -> None:
+        # Checked here, on the writer thread, so that a malformed record is set aside alone
+        # instead of making Spark refuse the whole batch it would have been appended with.
+        aware = isinstance(self.time, dt.datetime) and self.time.tzinfo is not None
+        _check(aware, "time must be a timezone-aware datetime")
+        texts = (self.sql, self.fingerprint, self.kind, self.outcome, self.source, self.model)
+        _check(all(isinstance(t, str) for t in texts), "text fields must be strings")
+        _check(self.message is None or isinstance(self.message, str), "message must be text")
+        _check(isinstance(self.rewritten, bool), "rewritten must be a bool")
+        _check(all(isinstance(v, str) for v in self.views), "views must be strings")
+        _check(isinstance(self.latency_ms, float), "latency_ms must be a float")
+        _check(self.sql_form in ("full", "blanked", "truncated", "omitted"), "bad sql_form")
+
+    def row(self) -> tuple[Any, ...]:
+        return tuple(list(self.views) if c == "views" else getattr(self, c) for c in COLUMNS)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {c: getattr(self, c) for c in COLUMNS}
+        out["time"], out["views"] = self.time.isoformat(), list(self.views)
+        return out
+
+
+def to_record(request: Request, literals: Literals = "keep") -> LogRecord:
+    """Normalize and fingerprint a request (a sqlglot parse: done off the request path).
+    Any SQL text works (see `fingerprint`); a request with malformed fields raises."""
+    normalized, shape_id = describe(request.sql)
+    message, form = request.message, "full"
+    if literals == "blank":
+        blanked = blank_literals(request.sql)
+        normalized, form = (blanked, "blanked") if blanked is not None else ("", "omitted")
+        message = None  # Spark's and sqlglot's messages quote the offending SQL
+    normalized, cut = cap_sql(normalized)
+    return LogRecord(
+        dt.datetime.fromtimestamp(request.at, dt.UTC),
+        normalized,
+        shape_id,
+        request.kind,
+        request.rewritten,
+        tuple(request.views),
+        float(request.latency_ms),
+        request.outcome,
+        request.source,
+        request.model,
+        message,
+        "truncated" if cut else form,
+    )
+
+
+def cap_sql(sql: str, limit: int = MAX_SQL_BYTES) -> tuple[str, bool]:
+    """The SQL cut to `limit` UTF-8 bytes (never inside a character), and whether it was cut."""
+    data = sql.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return sql, False
+    return data[:limit].decode("utf-8", "ignore"), True
+
+
+def log_location(warehouse: str) -> str:
+    return join_location(warehouse, "_mvlattice", "query_log")
+
+
+# -- writing -----------------------------------------------------------------------------------
+def append(spark: SparkSession, warehouse: str, records: Iterable[LogRecord]) -> int:
+    """Append records to the table (created by the first append); the number written."""
+    rows = [r.row() for r in records]
+    if rows:
+        frame = spark.createDataFrame(rows, SCHEMA).coalesce(1)  # one small file per batch
+        writer = frame.write.format("delta").mode("append")
+        # mergeSchema: a table written before `sql_form` existed gains the column
+        writer.option("mergeSchema", "true").save(log_location(warehouse))
+    return len(rows)
+
+
+def log_now(spark: SparkSession, warehouse: str, requests: Iterable[Request]) -> int:
+    """Append at once, for callers without a writer thread (the CLI's rewrite and query);
+    never raises — a failure to log must not fail the command — and returns rows written."""
+    try:
+        return append(spark, warehouse, [to_record(r) for r in requests])
+    except Exception as exc:  # noqa: BLE001
+        logging.getLogger("mvlattice.service").warning("query log: append failed: %s", exc)
+        return 0
+
+
+# -- reading -----------------------------------------------------------------------------------
+def parse_since(text: str | None, now: dt.datetime | None = None) -> dt.datetime | None:
+    """'2h', '7d', '90s' (ago) or an ISO date/time (UTC unless it says otherwise)."""
+    if text is None:
+        return None
+    now = now or dt.datetime.now(dt.UTC)
+    try:
+        return now - dt.timedelta(seconds=parse_duration(text))
+    except ValueError:
+        pass
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(
+            f"--since '{text}': give a duration ago (e.g. '2h', '7d') or an ISO date/time"
+        ) from None
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+
+
+def read_log(
+    warehouse: str, since: dt.datetime | str | None = None, *, spark: SparkSession | None = None
+) -> tuple[LogRecord, ...]:
+    """The logged requests (since a time, if given), oldest first; none before the first."""
+    return read_table(log_location(warehouse), since, spark=spark, warehouse=warehouse)
+
+
+def read_table(
+    location: str,
+    since: dt.datetime | str | None = None,
+    *,
+    spark: SparkSession | None = None,
+    warehouse: str | None = None,
+) -> tuple[LogRecord, ...]:
+    from pyspark.sql import functions as F
+
+    from mvlattice.delta.log import latest_version
+
+    session = spark or _session(warehouse or _warehouse_of(location))
+    if latest_version(session, location) is None:
+        return ()
+    frame = session.read.format("delta").load(location)
+    start = parse_since(since) if isinstance(since, str) else since
+    if start is not None:
+        frame = frame.where(F.col("time") >= F.lit(start))
+    rows = frame.orderBy("time").collect()
+    return tuple(_record(row.asDict()) for row in rows)
+
+
+def query_log_sql(
+    warehouse: str, since: dt.datetime | str | None = None, *, spark: SparkSession | None = None
+) -> list[str]:
+    """The SQL of every logged request that was valid SQL, oldest first (a workload)."""
+    return [r.sql for r in read_log(warehouse, since, spark=spark) if _usable(r)]
+
+
+def query_log_weighted(
+    warehouse: str, since: dt.datetime | str | None = None, *, spark: SparkSession | None = None
+) -> list[tuple[str, float]]:
+    """(SQL, times asked) per distinct logged query, most asked first — the shape HRU's
+    weighted workload takes (`lattice.workload.workload_from_sql`)."""
+    counts = Counter(query_log_sql(warehouse, since, spark=spark))
+    return [(sql, float(n)) for sql, n in counts.most_common()]
+
+
+def table_records(location: str) -> list[dict[str, Any]]:
+    """The suggester's reader for a query-log table: records with `sql`, `ts` and `id`."""
+    return [
+        {"sql": r.sql, "ts": r.time.isoformat(), "id": f"{r.fingerprint}@{r.time.isoformat()}"}
+        for r in read_table(location)
+        if _usable(r)
+    ]
+
+
+def install_suggester_reader() -> None:
+    """Let `mvlattice suggest --log <warehouse>/_mvlattice/query_log` read this table."""
+    from mvlattice.suggest.logs import register_table_reader
+
+    register_table_reader(table_records)
+
+
+def _usable(record: LogRecord) -> bool:
+    """SQL worth parsing as a workload sample: valid, and stored whole."""
+    return (
+        record.outcome not in ("bad_sql", "unsupported_sql", "bad_request")
+        and record.sql_form in USABLE_FORMS
+        and bool(record.sql)
+    )
+
+
+def _check(condition: bool, problem: str) -> None:
+    if not condition:
+        raise TypeError(f"query-log record: {problem}")
+
+
+def _record(row: dict[str, Any]) -> LogRecord:
+    when = row["time"]
+    when = when.astimezone(dt.UTC) if when is not None else dt.datetime.fromtimestamp(0, dt.UTC)
+    values = {c: row.get(c) for c in COLUMNS}
+    values["time"], values["views"] = when, tuple(row.get("views") or ())
+    values["sql"], values["sql_form"] = values["sql"] or "", values["sql_form"] or "full"
+    for name in ("fingerprint", "kind", "outcome", "source", "model"):
+        values[name] = values[name] or ""  # a row another writer left null stays readable
+    values["rewritten"] = bool(values["rewritten"])
+    values["latency_ms"] = float(values["latency_ms"] or 0.0)
+    return LogRecord(**values)
+
+
+def _warehouse_of(location: str) -> str:
+    """The warehouse of `<warehouse>/_mvlattice/query_log` (else the table's own folder)."""
+    parts = location.rstrip("/").rsplit("/", 2)
+    return parts[0] if len(parts) == 3 and parts[1] == "_mvlattice" else location
+
+
+def _session(warehouse: str) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    from mvlattice.spark import build_session, resolve_master, spark_conf
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    master = resolve_master(None)
+    return build_session(master, warehouse, spark_conf(master, warehouse, ()))

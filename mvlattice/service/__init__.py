@@ -1,1 +1,0 @@
-"""The command-line interface (and later the HTTP API) over the Python API."""

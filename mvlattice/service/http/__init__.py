@@ -1,5 +1,0 @@
-"""The HTTP API: app factory, routes, security, error mapping, background jobs, the server."""
-
-from mvlattice.service.http.app import create_app
-
-__all__ = ["create_app"]
