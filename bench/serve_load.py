@@ -689,8 +689,9 @@ class NullBackend:
 
 def null_server(port: int) -> None:
     import uvicorn
-    from mvlattice.http.app import Service, Settings, create_app
 
+    from mvlattice.http.app import create_app
+    from mvlattice.http.service import Service, Settings
     from tests.integration.test_service_support import TOKEN
 
     service = Service(NullBackend(), Settings(token=TOKEN))  # type: ignore[arg-type]

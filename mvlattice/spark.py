@@ -11,12 +11,9 @@ from typing import TYPE_CHECKING
 
 from mvlattice.errors import SetupError
 from mvlattice.jars import ensure_jars
-from mvlattice.sql.quote import identifier, qualified, string
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-    from mvlattice.model.loader import Model, Table
 
 DEFAULT_MASTER = "local[*]"
 
@@ -111,49 +108,6 @@ def _quiet_python_loggers() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
-def register_tables(spark: SparkSession, model: Model) -> None:
-    """Make every table of the model queryable as `schema.table` (catalog schemas already are)."""
-    for schema in model.schemas:
-        if schema.type is None or (schema.type == "catalog" and schema.database == schema.name):
-            continue
-        spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(schema.name)}")
-        for table in schema.tables:
-            name = f"{quote(schema.name)}.{quote(table.name)}"
-            if schema.type == "catalog":
-                # The model's name for a table that lives under another database.
-                source = qualified(*str(table.catalog_name).split("."))
-                spark.sql(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {source}")
-                continue
-            spark.sql(_create_table_sql(schema.type, table))
-    _use_default_schema(spark, model)
-
-
-def _use_default_schema(spark: SparkSession, model: Model) -> None:
-    """Unqualified table names in queries mean tables of the model's defaultSchema."""
-    default = next((s for s in model.schemas if s.name == model.default_schema), None)
-    if default is None or default.type is None:
-        return
-    database = default.database if default.type == "catalog" else default.name
-    spark.catalog.setCurrentDatabase(database or default.name)
-
-
-def _create_table_sql(kind: str, table: Table) -> str:
-    name = f"{quote(table.schema)}.{quote(table.name)}"
-    options = dict(table.options)
-    if kind == "csv":
-        options.setdefault("header", "true")
-        options.setdefault("inferSchema", "true")
-    opts = ""
-    if options:
-        opts = (
-            " OPTIONS ("
-            + ", ".join(f"{literal(k)} = {literal(v)}" for k, v in options.items())
-            + ")"
-        )
-    location = literal(str(table.location))
-    return f"CREATE TABLE IF NOT EXISTS {name} USING {kind}{opts} LOCATION {location}"
-
-
 def log_file(warehouse: str) -> Path:
     """Where the JVM's own console output goes: <warehouse>/_logs/spark.log when local."""
     base = Path(warehouse) if "://" not in warehouse else Path.home() / ".cache" / "mvlattice"
@@ -184,10 +138,6 @@ def _jvm_running() -> bool:
     from pyspark import SparkContext
 
     return SparkContext._jvm is not None  # noqa: SLF001 - no public way to ask
-
-
-quote = identifier  # the names other modules import from here
-literal = string
 
 
 def _join(base: str, part: str) -> str:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from mvlattice.document import read_document
 from mvlattice.errors import JobError, MvlatticeError, SqlError
 from mvlattice.model.loader import Model, Table, load_model
+from mvlattice.model.spark_tables import register_tables
 from mvlattice.settings import resolve_warehouse
-from mvlattice.spark import build_session, register_tables, resolve_master, spark_conf
+from mvlattice.spark import build_session, resolve_master, spark_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

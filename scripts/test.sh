@@ -3,4 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
+# The package graph (pyproject.toml: [tool.importlinter]) and the linter run first: they take seconds.
+.venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
+.venv/bin/ruff check mvlattice tests bench
 exec .venv/bin/python -m pytest -q "$@"

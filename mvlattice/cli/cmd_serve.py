@@ -18,9 +18,6 @@ SQL_WIDTH = 80  # the log's SQL column in text output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from mvlattice.querylog.log import install_suggester_reader
-
-    install_suggester_reader()  # `mvlattice suggest --log <query_log table>` reads it
     p = subparsers.add_parser(
         "serve", help="the HTTP API (rewrite, query, tiles, refresh) with the refresh scheduler"
     )
@@ -101,8 +98,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     from mvlattice.http import server
-    from mvlattice.http.app import Settings
     from mvlattice.http.security import check_binding, check_tls, read_token
+    from mvlattice.http.service import Settings
     from mvlattice.jobs.vacuum import QUERY_TIMEOUT_CONF
     from mvlattice.querylog.writer import LogOptions
 

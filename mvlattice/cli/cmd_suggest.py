@@ -56,11 +56,9 @@ def suggest_command(args: argparse.Namespace) -> int:
     from mvlattice.suggest.suggester import suggest
 
     dialect = _dialect(args.dialect)
-    if any((Path(p) / "_delta_log").is_dir() for p in args.log):
-        from mvlattice.querylog.log import install_suggester_reader
+    from mvlattice.querylog.log import table_records
 
-        install_suggester_reader()  # the service's query-log table
-    entries = read_logs(args.log)
+    entries = read_logs(args.log, table_reader=table_records)  # the service's query-log table
     model, data = _model_and_data(args)
     result = suggest(
         entries,

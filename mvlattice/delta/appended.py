@@ -17,7 +17,7 @@ from functools import reduce
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import log as deltalog
-from mvlattice.jobs.changes import AddedFile
+from mvlattice.delta.commits import AddedFile
 from mvlattice.settings import join_location
 from mvlattice.sql.quote import identifier
 

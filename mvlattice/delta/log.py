@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import storage
-from mvlattice.jobs.changes import Commit, parse_commit
+from mvlattice.delta.commits import Commit, parse_commit
 from mvlattice.settings import join_location
 from mvlattice.sql.quote import path_identifier
 

@@ -3,15 +3,13 @@ as Spark answers them (the jobs read path-based tables' logs directly: `jobs.del
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from mvlattice.spark import literal
 from mvlattice.sql.quote import path_identifier
+from mvlattice.sql.quote import string as literal
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-    from mvlattice.model.loader import Model, Table
 
 
 def table_version(spark: SparkSession, location: str) -> int | None:
@@ -39,7 +37,18 @@ def table_id(spark: SparkSession, relation: str) -> str | None:
     return str(row["id"])
 
 
-def source_versions(spark: SparkSession, tables: tuple[Table, ...]) -> dict[str, int | None]:
+class SourceTable(Protocol):
+    """What a source table must tell about itself (the model's `Table` does)."""
+
+    @property
+    def qualified_name(self) -> str: ...
+    @property
+    def location(self) -> str | None: ...
+    @property
+    def format(self) -> str | None: ...
+
+
+def source_versions(spark: SparkSession, tables: tuple[SourceTable, ...]) -> dict[str, int | None]:
     """`schema.table` -> current Delta version (None for non-Delta or catalog tables)."""
     out: dict[str, int | None] = {}
     for table in tables:
@@ -50,15 +59,4 @@ def source_versions(spark: SparkSession, tables: tuple[Table, ...]) -> dict[str,
     return out
 
 
-def lattice_tables(model: Model, lattice_name: str) -> tuple[Table, ...]:
-    """The model tables a lattice reads (each once, in FROM order)."""
-    lattice = model.lattice(lattice_name)
-    seen: dict[str, Table] = {}
-    for node in lattice.nodes:
-        table = model.table(node.schema, node.table)
-        if table is not None:
-            seen.setdefault(table.qualified_name, table)
-    return tuple(seen.values())
-
-
-__all__ = ["table_version", "table_id", "source_versions", "lattice_tables", "literal"]
+__all__ = ["table_version", "table_id", "source_versions", "literal"]

@@ -18,9 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mvlattice.http.errors import log_bug, one_line, status_of
-
 from mvlattice.errors import ConflictError, NotFoundError
+from mvlattice.http.errors import log_bug, one_line, status_of
 
 QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
 Work = Callable[[], tuple[bool, dict[str, Any]]]  # -> (ok, result document)

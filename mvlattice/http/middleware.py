@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mvlattice.http.security import ASGIApp, Message, Receive, Scope, Send
 from starlette.routing import Match
 
 from mvlattice.http.metrics import Metrics
+from mvlattice.http.security import ASGIApp, Message, Receive, Scope, Send
 
 
 class RequestMetrics:

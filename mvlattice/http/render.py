@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from mvlattice.http.backend import Answer
-
 from mvlattice.lattice.lattice import Lattice, TileSpec
 from mvlattice.plan.render import TileGraph, measure_document, number, tile_graph
 

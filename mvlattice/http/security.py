@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import sqlglot
-from mvlattice.http.errors import body_bytes, http_status
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from mvlattice.errors import SqlError, UsageError
+from mvlattice.http.errors import body_bytes, http_status
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -14,12 +14,12 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from mvlattice.http.app import Service, Settings, create_app
-from mvlattice.http.security import check_binding
-from mvlattice.http.workspaces import WorkspaceBackend
-
 from mvlattice.errors import UsageError
+from mvlattice.http.app import create_app
 from mvlattice.http.metrics import Metrics
+from mvlattice.http.security import check_binding
+from mvlattice.http.service import Service, Settings
+from mvlattice.http.workspaces import WorkspaceBackend
 from mvlattice.querylog.log import Request
 from mvlattice.querylog.writer import LogOptions, QueryLogWriter
 from mvlattice.workspace import Workspace

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from mvlattice.errors import ConflictError, MvlatticeError, NotFoundError, UsageError
 from mvlattice.http.backend import Answer, Rewritten
 from mvlattice.http.jobs import Scope
 from mvlattice.http.render import (
@@ -20,8 +21,6 @@ from mvlattice.http.render import (
     plan_summary,
     rewrite_document,
 )
-
-from mvlattice.errors import ConflictError, MvlatticeError, NotFoundError, UsageError
 from mvlattice.lattice.lattice import Lattice
 from mvlattice.sandbox.sandbox import Sandbox
 from mvlattice.workspace import Workspace

@@ -201,9 +201,7 @@ class _Batch:
 
     def _snapshot(self, lattice: Lattice) -> Snapshot:
         if lattice.name not in self.snapshots:
-            from mvlattice.delta.versions import lattice_tables
-
-            tables = lattice_tables(self.ctx.model, lattice.name)
+            tables = self.ctx.model.lattice_tables(lattice.name)
             self.snapshots[lattice.name] = current_snapshot(self.ctx.spark, tables)
         return self.snapshots[lattice.name]
 

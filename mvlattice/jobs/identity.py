@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from mvlattice.jobs.record import TableId, TileRecord, Version, commit_tag
 
 if TYPE_CHECKING:
-    from mvlattice.jobs.changes import Commit
+    from mvlattice.delta.commits import Commit
 
 RECREATED, UNKNOWN = "recreated", "unknown"
 

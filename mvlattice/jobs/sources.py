@@ -31,9 +31,7 @@ if TYPE_CHECKING:
 def target_sources(model: Model, target: Target) -> tuple[tuple[Table, ...], tuple[str, ...]]:
     """The model tables a target reads, and names it reads that the model does not declare."""
     if target.spec is not None:
-        from mvlattice.delta.versions import lattice_tables
-
-        return lattice_tables(model, target.spec.lattice), ()
+        return model.lattice_tables(target.spec.lattice), ()
     assert target.materialization is not None
     m = target.materialization
     tables, unknown = [], []

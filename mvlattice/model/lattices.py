@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import sqlglot
@@ -43,6 +44,19 @@ STATISTIC_PROVIDERS = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Materialization:
+    """Calcite's materialization element: `view` (its name), `table` (where data lives), `sql`."""
+
+    name: str
+    schema: str
+    table: str
+    sql: str
+    cron: str | None = None
+    max_staleness_seconds: float | None = None
+    vacuum_retention_seconds: float | None = None
+
+
 def parse_lattices(
     root: Mapping[str, Any], default_schema: str | None, columns: ColumnsOf, problems: Problems
 ) -> tuple[Lattice, ...]:
@@ -59,9 +73,7 @@ def parse_lattices(
 
 def parse_materializations(
     root: Mapping[str, Any], default_schema: str | None, columns: ColumnsOf, problems: Problems
-) -> tuple:
-    from mvlattice.model.loader import Materialization
-
+) -> tuple[Materialization, ...]:
     found: list[Materialization] = []
     for path, schema, items in _elements(root, "materializations", default_schema, problems):
         for i, item in enumerate(items):

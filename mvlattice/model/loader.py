@@ -15,6 +15,12 @@ from typing import Any
 from mvlattice.delta.columns import delta_log_columns
 from mvlattice.document import Problems, child, read_document, suggest
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.model.lattices import (
+    Materialization,
+    parse_lattices,
+    parse_materializations,
+    parse_vacuum,
+)
 from mvlattice.settings import join_location, resolve_warehouse, under
 from mvlattice.sql.names import catalog_name_problem, path_name_problem, sql_name_problem
 
@@ -63,19 +69,6 @@ class Schema:
 
 
 @dataclass(frozen=True, slots=True)
-class Materialization:
-    """Calcite's materialization element: `view` (its name), `table` (where data lives), `sql`."""
-
-    name: str
-    schema: str
-    table: str
-    sql: str
-    cron: str | None = None
-    max_staleness_seconds: float | None = None
-    vacuum_retention_seconds: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class SparkSettings:
     master: str | None = None
     conf: tuple[tuple[str, str], ...] = ()
@@ -102,6 +95,15 @@ class Model:
             if t.schema.lower() == schema.lower() and t.name.lower() == name.lower():
                 return t
         return None
+
+    def lattice_tables(self, lattice_name: str) -> tuple[Table, ...]:
+        """The tables a lattice reads (each once, in FROM order)."""
+        seen: dict[str, Table] = {}
+        for node in self.lattice(lattice_name).nodes:
+            table = self.table(node.schema, node.table)
+            if table is not None:
+                seen.setdefault(table.qualified_name, table)
+        return tuple(seen.values())
 
     def lattice(self, name: str) -> Lattice:
         from mvlattice.errors import NotFoundError
@@ -134,12 +136,6 @@ def load_model(
     path: str | Path, warehouse: str | None = None, columns_fallback: ColumnsFallback | None = None
 ) -> Model:
     """Read, validate and resolve a model file; raises ModelError listing every problem."""
-    from mvlattice.model.lattices import (
-        parse_lattices,
-        parse_materializations,
-        parse_vacuum,
-    )
-
     path = Path(path)
     doc = read_document(path)
     problems = Problems(str(path))

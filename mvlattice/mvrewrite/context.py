@@ -16,7 +16,7 @@ from mvlattice.delta.columns import delta_log_columns
 from mvlattice.lattice.lattice import TileSpec
 from mvlattice.model.loader import Materialization, Model, Table
 from mvlattice.mvrewrite.match.keys import keys_of
-from mvlattice.mvrewrite.rewriter import RewriteContext
+from mvlattice.mvrewrite.model_context import RewriteContext
 from mvlattice.mvrewrite.views import View, materialization_view, tile_view
 from mvlattice.sql.from_sql import translate
 from mvlattice.sql.parse import parse_query, qualify_query, schema_of

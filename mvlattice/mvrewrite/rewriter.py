@@ -9,11 +9,10 @@ view considered, used / matched but not chosen / rejected, with a reason code.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
-from sqlglot.schema import MappingSchema
 
 from mvlattice.errors import UnsupportedSqlError
 from mvlattice.jobs.availability import AllUsable, Availability
@@ -29,7 +28,7 @@ from mvlattice.mvrewrite.match.attempt import (
     Rejection,
 )
 from mvlattice.mvrewrite.match.gl01 import match
-from mvlattice.mvrewrite.match.keys import Keys
+from mvlattice.mvrewrite.model_context import RewriteContext
 from mvlattice.mvrewrite.prefilter import Summary
 from mvlattice.mvrewrite.views import View
 from mvlattice.sql.from_sql import translate
@@ -96,21 +95,6 @@ class QueryResult:
             "materializations": list(self.rewrite.materializations),
             "elapsed_ms": round(self.elapsed_ms, 1),
         }
-
-
-@dataclass(frozen=True, slots=True)
-class RewriteContext:
-    """What rewriting needs from a model, prepared once (see `context.context_for`)."""
-
-    schema: MappingSchema = field(compare=False)
-    default_db: str | None
-    views: tuple[View, ...]
-    keys: Keys
-    summaries: tuple[Summary | None, ...] = field(init=False, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        found = tuple(Summary.of(v.block) if v.block is not None else None for v in self.views)
-        object.__setattr__(self, "summaries", found)
 
 
 def rewrite(

@@ -235,13 +235,6 @@ def table_records(location: str) -> list[dict[str, Any]]:
     ]
 
 
-def install_suggester_reader() -> None:
-    """Let `mvlattice suggest --log <warehouse>/_mvlattice/query_log` read this table."""
-    from mvlattice.suggest.logs import register_table_reader
-
-    register_table_reader(table_records)
-
-
 def _usable(record: LogRecord) -> bool:
     """SQL worth parsing as a workload sample: valid, and stored whole."""
     return (

@@ -104,9 +104,9 @@ def _open_store(
     warehouse: str,
     say: Progress,
 ) -> FileCountStore | None:
-    from mvlattice.delta.versions import lattice_tables, source_versions
+    from mvlattice.delta.versions import source_versions
 
-    versions = source_versions(spark, lattice_tables(model, lattice.name))
+    versions = source_versions(spark, model.lattice_tables(lattice.name))
     store = statistics_store(warehouse, lattice, counter.description, versions, spark)
     if store is None:
         say("not caching: some source tables have no Delta version to key the cache on")

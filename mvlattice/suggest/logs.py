@@ -10,8 +10,8 @@ Formats, told apart by suffix and content:
   uses "double-quoted" identifiers, so its entries carry the dialect hint "" (sqlglot's
   ANSI-like default dialect) unless the caller names a dialect;
 - a JSON document that is a list of such objects;
-- a Delta table (a folder with `_delta_log`): the service's query log. Its reader is a hook,
-  `register_table_reader`, because the table belongs to the service; any reader returning
+- a Delta table (a folder with `_delta_log`): the service's query log. The caller passes its
+  reader (`table_reader`), because the table belongs to the service; any reader returning
   records with the JSON-lines fields above works.
 """
 
@@ -45,25 +45,21 @@ class LogEntry:
 
 # A reader for the service's query-log table: location -> records (mappings with a 'sql' key).
 TableReader = Callable[[str], Iterable[Mapping[str, Any]]]
-_table_reader: list[TableReader] = []
 
 
-def register_table_reader(reader: TableReader | None) -> None:
-    """Install (or, with None, remove) the reader used for Delta query-log tables."""
-    _table_reader.clear()
-    if reader is not None:
-        _table_reader.append(reader)
-
-
-def read_logs(paths: Iterable[str | os.PathLike[str]]) -> tuple[LogEntry, ...]:
+def read_logs(
+    paths: Iterable[str | os.PathLike[str]], table_reader: TableReader | None = None
+) -> tuple[LogEntry, ...]:
     """Every entry of every log, in order."""
-    return tuple(entry for path in paths for entry in read_log(path))
+    return tuple(entry for path in paths for entry in read_log(path, table_reader))
 
 
-def read_log(path: str | os.PathLike[str]) -> tuple[LogEntry, ...]:
+def read_log(
+    path: str | os.PathLike[str], table_reader: TableReader | None = None
+) -> tuple[LogEntry, ...]:
     file = Path(path)
     if (file / "_delta_log").is_dir():
-        return _read_table(str(file))
+        return _read_table(str(file), table_reader)
     text = _read(file)
     if file.suffix.lower() == ".sql":
         return _sql_entries(text, file.name)
@@ -116,13 +112,13 @@ def _read(file: Path) -> str:
         raise UsageError(f"cannot read log file {file}: {exc}") from None
 
 
-def _read_table(location: str) -> tuple[LogEntry, ...]:
-    if not _table_reader:
+def _read_table(location: str, table_reader: TableReader | None) -> tuple[LogEntry, ...]:
+    if table_reader is None:
         raise UsageError(
             f"{location} is a Delta table; reading the service's query-log table needs its "
-            "reader (mvlattice.suggest.logs.register_table_reader)"
+            "reader (read_log's table_reader)"
         )
-    return entries_from_records(_table_reader[0](location), Path(location).name)
+    return entries_from_records(table_reader(location), Path(location).name)
 
 
 def _sql_entries(text: str, source: str) -> tuple[LogEntry, ...]:

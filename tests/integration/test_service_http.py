@@ -364,11 +364,10 @@ def test_mvlattice_log_prints_the_query_log(spark, server: Server, capsys) -> No
 
 
 def test_the_suggester_reads_the_query_log(spark, server: Server) -> None:  # noqa: ANN001
-    from mvlattice.querylog.log import install_suggester_reader, log_location
+    from mvlattice.querylog.log import log_location, table_records
     from mvlattice.suggest.logs import read_log as read_suggester_log
 
     server.stop()
-    install_suggester_reader()
-    entries = read_suggester_log(log_location(str(server.warehouse)))
+    entries = read_suggester_log(log_location(str(server.warehouse)), table_records)
     assert len(entries) == len(query_log_sql(str(server.warehouse), spark=spark))
     assert entries and all(e.sql and e.timestamp for e in entries)

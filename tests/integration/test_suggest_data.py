@@ -72,8 +72,8 @@ def test_directions_and_tile_sizes_come_from_the_data(foodmart: Path, tmp_path: 
 
 @pytest.mark.spark
 def test_the_services_query_log_table_is_a_log(spark: object, tmp_path: Path) -> None:
-    from mvlattice.querylog.log import Request, install_suggester_reader, log_location, log_now
-    from mvlattice.suggest.logs import read_log, register_table_reader
+    from mvlattice.querylog.log import Request, log_location, log_now, table_records
+    from mvlattice.suggest.logs import read_log
 
     sql = (
         "select t.the_year, count(*) from foodmart.sales_fact_1997 s "
@@ -84,11 +84,7 @@ def test_the_services_query_log_table_is_a_log(spark: object, tmp_path: Path) ->
         for day in range(3)
     ]
     log_now(spark, str(tmp_path), requests)
-    install_suggester_reader()
-    try:
-        entries = read_log(log_location(str(tmp_path)))
-    finally:
-        register_table_reader(None)
+    entries = read_log(log_location(str(tmp_path)), table_records)
     result = suggest(entries, default_schema="foodmart")
     assert (result.summary.read, result.summary.used) == (3, 3)
     assert result.summary.window == ("2023-11-14T22:13:20+00:00", "2023-11-16T22:13:20+00:00")

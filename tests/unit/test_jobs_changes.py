@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from mvlattice.jobs.changes import (
-    FULL,
-    INCREMENTAL,
-    NONE,
-    AddedFile,
-    Commit,
-    changed_sources,
-    decide_refresh,
-    parse_commit,
-)
+from mvlattice.delta.commits import AddedFile, Commit, parse_commit
+from mvlattice.jobs.changes import FULL, INCREMENTAL, NONE, changed_sources, decide_refresh
 from mvlattice.jobs.record import Snapshot
 
 FACT, DIM = "shop.sales", "shop.product"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from mvlattice.jobs.changes import parse_commit
+from mvlattice.delta.commits import parse_commit
 from mvlattice.jobs.freshness import (
     Attempt,
     Facts,

@@ -16,7 +16,6 @@ from mvlattice.suggest.logs import (
     entries_from_records,
     read_log,
     read_logs,
-    register_table_reader,
 )
 
 
@@ -100,19 +99,14 @@ def test_errors_are_one_line_mvlattice_errors(tmp_path: Path) -> None:
         read_log(weights)
 
 
-def test_a_delta_table_is_read_through_the_registered_reader(tmp_path: Path) -> None:
+def test_a_delta_table_is_read_through_the_callers_reader(tmp_path: Path) -> None:
     table = tmp_path / "query_log"
     (table / "_delta_log").mkdir(parents=True)
-    register_table_reader(None)
-    try:
-        with pytest.raises(UsageError, match="query-log table needs its reader"):
-            read_log(table)
-        records = [{"sql": "select 1", "ts": "2024-05-01T10:00:00", "id": "f1@t"}, {"x": 1}]
-        register_table_reader(lambda location: records if location == str(table) else [])
-        (entry,) = read_log(table)
-        assert entry == LogEntry("select 1", "f1@t", 1.0, "2024-05-01T10:00:00")
-    finally:
-        register_table_reader(None)
+    with pytest.raises(UsageError, match="query-log table needs its reader"):
+        read_log(table)
+    records = [{"sql": "select 1", "ts": "2024-05-01T10:00:00", "id": "f1@t"}, {"x": 1}]
+    (entry,) = read_log(table, lambda location: records if location == str(table) else [])
+    assert entry == LogEntry("select 1", "f1@t", 1.0, "2024-05-01T10:00:00")
 
 
 def test_entries_from_records_numbers_records_without_ids() -> None:

@@ -8,7 +8,6 @@ from typing import Any
 
 from mvlattice.http.ui.html import count, esc, table
 from mvlattice.http.ui.svg import StarTable, star_svg, tile_svg
-
 from mvlattice.plan.render import GraphNode, TileGraph
 
 

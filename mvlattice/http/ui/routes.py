@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from mvlattice.errors import MvlatticeError, NotFoundError
 from mvlattice.http.errors import one_line
 from mvlattice.http.ui.html import LANDING, PAGES, Page, shell
 from mvlattice.http.ui.lattices_view import lattices_html
 from mvlattice.http.ui.queries_view import queries_html
 from mvlattice.http.ui.tiles_view import tiles_html
-from starlette.concurrency import run_in_threadpool
-
-from mvlattice.errors import MvlatticeError, NotFoundError
 
 if TYPE_CHECKING:
-    from mvlattice.http.app import Service
+    from mvlattice.http.service import Service
 
 STATIC = Path(__file__).with_name("static")
 ASSETS = {  # served by name only: nothing else under /ui/static/ exists

@@ -28,17 +28,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mvlattice.mvrewrite.index.filter_keys import ViewKeys, groups_of, view_keys
 from mvlattice.mvrewrite.index.filter_query import QueryKeys
 from mvlattice.mvrewrite.index.set_index import SetIndex
 from mvlattice.mvrewrite.match.keys import Keys
+from mvlattice.mvrewrite.model_context import RewriteContext
 from mvlattice.mvrewrite.views import View
 from mvlattice.sql.spjg import Spjg
-
-if TYPE_CHECKING:
-    from mvlattice.mvrewrite.rewriter import RewriteContext
 
 GROUPED, ROWS = frozenset({"grouped"}), frozenset()
 Node = SetIndex[Any]  # inner levels hold SetIndexes, the last one buckets of handles
