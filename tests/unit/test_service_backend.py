@@ -8,10 +8,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from mvlattice.http.jobs import Scope
-from mvlattice.http.workspaces import WorkspaceBackend
 
 from mvlattice.errors import ConflictError, NotFoundError, SqlError, UsageError
+from mvlattice.http.jobs import Scope
+from mvlattice.http.workspaces import WorkspaceBackend
 from mvlattice.lattice.lattice import Lattice, LatticeColumn, Measure, Node, TileSpec
 from mvlattice.mvrewrite.rewriter import Explanation, QueryResult, RewriteResult
 

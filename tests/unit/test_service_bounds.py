@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from mvlattice.http.app import Service, Settings, create_app
-from mvlattice.http.backend import Answer
 
 from mvlattice.errors import QueryTimeoutError
+from mvlattice.http.app import create_app
+from mvlattice.http.backend import Answer
+from mvlattice.http.service import Service, Settings
 from tests.unit.test_service_http import LOCAL, FakeBackend
 
 

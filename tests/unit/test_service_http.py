@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from mvlattice.http.app import Service, Settings, create_app
-from mvlattice.http.backend import Answer, Rewritten
-from mvlattice.http.jobs import Scope
 
 from mvlattice.errors import NotFoundError, SqlError
+from mvlattice.http.app import create_app
+from mvlattice.http.backend import Answer, Rewritten
+from mvlattice.http.jobs import Scope
+from mvlattice.http.service import Service, Settings
 from mvlattice.querylog.log import Request
 
 TOKEN = "s3cret-token-0123456789"

@@ -6,9 +6,9 @@ import threading
 import time
 
 import pytest
-from mvlattice.http.jobs import JobRunner, Scope
 
 from mvlattice.errors import ConflictError, NotFoundError, SqlError
+from mvlattice.http.jobs import JobRunner, Scope
 from mvlattice.http.metrics import Histogram, Metrics
 
 MODEL = Scope("shop")

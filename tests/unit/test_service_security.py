@@ -5,18 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mvlattice.http.errors import STATUSES, status_of
-from mvlattice.http.security import (
-    allowed_hosts,
-    check_binding,
-    check_nesting,
-    check_query,
-    check_tls,
-    host_name,
-    is_loopback,
-    read_token,
-    token_matches,
-)
 
 from mvlattice.errors import (
     ConflictError,
@@ -30,6 +18,18 @@ from mvlattice.errors import (
     SqlError,
     UnsupportedSqlError,
     UsageError,
+)
+from mvlattice.http.errors import STATUSES, status_of
+from mvlattice.http.security import (
+    allowed_hosts,
+    check_binding,
+    check_nesting,
+    check_query,
+    check_tls,
+    host_name,
+    is_loopback,
+    read_token,
+    token_matches,
 )
 
 

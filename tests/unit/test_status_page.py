@@ -12,8 +12,10 @@ from xml.etree import ElementTree
 
 import pytest
 from fastapi.testclient import TestClient
-from mvlattice.http.app import Service, Settings, create_app
+
+from mvlattice.http.app import create_app
 from mvlattice.http.render import lattice_document, plan_summary
+from mvlattice.http.service import Service, Settings
 from mvlattice.http.ui.html import PAGES, shell, size, when
 from mvlattice.http.ui.lattices_view import graph_of, lattices_html, star_tables
 from mvlattice.http.ui.queries_view import nearest, queries_html
@@ -29,7 +31,6 @@ from mvlattice.http.ui.svg import (
     tile_svg,
 )
 from mvlattice.http.ui.tiles_view import next_run, tiles_html
-
 from mvlattice.plan.planner import LatticePlan, plan_lattice
 from mvlattice.plan.render import GraphNode, TileGraph, plan_dot, tile_graph
 from mvlattice.plan.workload import workload_from_entries
