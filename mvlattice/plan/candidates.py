@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from mvlattice.errors import UsageError
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.statistics.provider import StatisticProvider
+from mvlattice.lattice.statistic_provider import StatisticProvider
 
 DIMENSION_FRACTION = 0.1
 MAX_CANDIDATES = 2000

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from mvlattice.errors import UsageError
 from mvlattice.lattice.lattice import Lattice, Measure, TileSpec
+from mvlattice.lattice.statistic_provider import StatisticProvider
 from mvlattice.model.loader import Model
 from mvlattice.plan.candidates import (
     Candidates,
@@ -30,7 +31,6 @@ from mvlattice.plan.candidates import (
 from mvlattice.plan.hru import GreedyResult, greedy_over_sets, set_name
 from mvlattice.plan.sizing import count_missing, counted, sizes
 from mvlattice.plan.workload import Workload, read_workload, workload_from_entries
-from mvlattice.statistics.provider import StatisticProvider
 
 DEFAULT_MAX_TILES = 8
 ROUND_TOP = 10  # candidates recorded per round

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.statistics.provider import StatisticProvider
+from mvlattice.lattice.statistic_provider import StatisticProvider
 
 ColumnSet = frozenset[str]
 MAX_COUNTED = 256  # most sets counted in one extra pass

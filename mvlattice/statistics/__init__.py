@@ -4,9 +4,9 @@
 `DictStatisticProvider` stands in for it in tests. Nothing here imports pyspark at import time.
 """
 
+from mvlattice.lattice.statistic_provider import ColumnSet, Counts, SetCounter, StatisticProvider
 from mvlattice.statistics.dict_provider import DictStatisticProvider
 from mvlattice.statistics.factory import provider_for
-from mvlattice.statistics.provider import ColumnSet, Counts, SetCounter, StatisticProvider
 
 __all__ = [
     "ColumnSet",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from mvlattice.statistics.provider import ColumnSet, Counts, SetCounter
+from mvlattice.lattice.statistic_provider import ColumnSet, Counts, SetCounter
 
 
 class CountStore(Protocol):

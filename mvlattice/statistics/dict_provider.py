@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from mvlattice.lattice.statistic_provider import ColumnSet, column_set
 from mvlattice.statistics.estimate import Estimator
-from mvlattice.statistics.provider import ColumnSet, column_set
 
 
 class DictStatisticProvider:

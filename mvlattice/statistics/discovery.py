@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from mvlattice.statistics.provider import ColumnSet, ordered
+from mvlattice.lattice.statistic_provider import ColumnSet, ordered
 
 NEAR_KEY_MARGIN = 0.1  # with sketches, determinants above 90 % of the rows are near-keys
 

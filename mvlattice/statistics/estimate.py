@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
+from mvlattice.lattice.statistic_provider import ColumnSet
 from mvlattice.statistics.discovery import equivalents
-from mvlattice.statistics.provider import ColumnSet
 
 SURPRISE = 0.05  # relative difference from the prediction that makes a counted set informative
 

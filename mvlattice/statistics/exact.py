@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import JobError
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.lattice.statistic_provider import ColumnSet, Counts, ordered
 from mvlattice.sql.quote import format_safe
 from mvlattice.statistics.counting_sql import ROWS, exact_select, key_expression
-from mvlattice.statistics.provider import ColumnSet, Counts, ordered
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

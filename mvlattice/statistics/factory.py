@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 from mvlattice.errors import UsageError
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.lattice.statistic_provider import Counts, SetCounter
 from mvlattice.statistics.cache import CachingCounter
 from mvlattice.statistics.exact import ExactCounter
 from mvlattice.statistics.profile import SURPRISE, Profile, build_profile, run_profile
 from mvlattice.statistics.profiled import ProfiledStatisticProvider
-from mvlattice.statistics.provider import Counts, SetCounter
 from mvlattice.statistics.sketch import TOLERANCE, SketchCounter
 from mvlattice.statistics.store import FileCountStore, statistics_store
 

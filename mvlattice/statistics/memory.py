@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mvlattice.statistics.provider import ColumnSet, Counts
+from mvlattice.lattice.statistic_provider import ColumnSet, Counts
 
 
 class MemoryCounter:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from mvlattice.lattice.statistic_provider import ColumnSet, Counts, SetCounter, ordered
 from mvlattice.statistics.discovery import (
     Discovery,
     FunctionalDependency,
@@ -34,7 +35,6 @@ from mvlattice.statistics.discovery import (
     equivalents,
 )
 from mvlattice.statistics.estimate import Estimator
-from mvlattice.statistics.provider import ColumnSet, Counts, SetCounter, ordered
 
 SURPRISE = 0.1
 MAX_PER_LEVEL = 500

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from mvlattice.lattice.statistic_provider import ColumnSet, Counts, SetCounter, column_set
 from mvlattice.statistics.profile import Profile, build_profile
-from mvlattice.statistics.provider import ColumnSet, Counts, SetCounter, column_set
 
 
 class ProfiledStatisticProvider:

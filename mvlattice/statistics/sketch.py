@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.lattice.statistic_provider import ColumnSet, Counts, ordered
 from mvlattice.statistics.counting_sql import ROWS, column_hashes, distinct_alias, sketch_select
 from mvlattice.statistics.exact import run_job
-from mvlattice.statistics.provider import ColumnSet, Counts, ordered
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

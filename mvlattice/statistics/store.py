@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.lattice.statistic_provider import Counts
 from mvlattice.settings import is_uri, join_location
-from mvlattice.statistics.provider import Counts
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

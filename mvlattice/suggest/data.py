@@ -17,9 +17,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mvlattice.lattice.lattice import Lattice, LatticeColumn, Node
+from mvlattice.lattice.statistic_provider import StatisticProvider
 from mvlattice.model.loader import Model
 from mvlattice.sql.quote import qualified
-from mvlattice.statistics.provider import StatisticProvider
 from mvlattice.suggest.catalog import TableKey
 from mvlattice.suggest.direction import Uniqueness
 

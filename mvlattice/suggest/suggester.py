@@ -22,8 +22,8 @@ from types import MappingProxyType
 
 from mvlattice.document import Problems
 from mvlattice.lattice.lattice import Lattice, Measure, TileSpec
+from mvlattice.lattice.statistic_provider import StatisticProvider
 from mvlattice.model.loader import Model
-from mvlattice.statistics.provider import StatisticProvider
 from mvlattice.suggest.build import (
     Derived,
     assign_aliases,

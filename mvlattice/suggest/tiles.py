@@ -22,11 +22,11 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from mvlattice.lattice.lattice import Lattice, TileSpec
+from mvlattice.lattice.statistic_provider import StatisticProvider
 from mvlattice.plan.candidates import canonical, canonical_labels
 from mvlattice.plan.planner import LatticePlan, PlannedTile, plan_lattice
 from mvlattice.plan.workload import Workload, WorkloadQuery, merge
 from mvlattice.plan.workload_sql import Target, statement_asks, target
-from mvlattice.statistics.provider import StatisticProvider
 
 
 @dataclass(frozen=True, slots=True)

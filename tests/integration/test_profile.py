@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from mvlattice.lattice.statistic_provider import Counts
 from mvlattice.statistics.exact import ExactCounter
 from mvlattice.statistics.factory import provider_for
 from mvlattice.statistics.memory import MemoryCounter
-from mvlattice.statistics.provider import Counts
 from mvlattice.statistics.sketch import SketchCounter
 from mvlattice.statistics.store import statistics_store
 from mvlattice.workspace import Workspace
