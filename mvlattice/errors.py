@@ -3,6 +3,34 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """How a request ended: `ok`, or the code of the error it answered with. The values are the
+    JSON contract: HTTP error bodies (`{"error": {"code": …}}`) and the query log's `outcome`."""
+
+    OK = "ok"
+    BAD_REQUEST = "bad_request"
+    BAD_SQL = "bad_sql"
+    UNSUPPORTED_SQL = "unsupported_sql"
+    REFUSED = "refused"
+    BAD_MODEL = "bad_model"
+    BAD_DATA = "bad_data"
+    QUERY_FAILED = "query_failed"  # the user's query failed while running
+    ERROR = "error"  # another of mvlattice's own errors
+    UNAUTHORIZED = "unauthorized"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    TIMEOUT = "timeout"
+    CONFLICT = "conflict"
+    TOO_LARGE = "too_large"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    MISDIRECTED = "misdirected"
+    INTERNAL = "internal"  # a bug
+    UNAVAILABLE = "unavailable"
+    OVERLOADED = "overloaded"
 
 
 class MvlatticeError(Exception):
@@ -123,3 +151,15 @@ class ResponseTooLargeError(MvlatticeError):
     """An answer's first row alone exceeds the response byte limit."""
 
     exit_code = 1
+
+
+class TableUnreadable(MvlatticeError):
+    """A table is there (its Delta log exists) but cannot be read: a damaged or unreadable log,
+    storage that refuses access. Never taken for an absent table, which is no error."""
+
+    exit_code = 1
+
+    def __init__(self, location: str, reason: str) -> None:
+        super().__init__(f"the table at {location} cannot be read: {reason}")
+        self.location = location
+        self.reason = reason

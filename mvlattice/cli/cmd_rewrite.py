@@ -95,12 +95,13 @@ def query(args: argparse.Namespace) -> int:
 
 def _log(ws: Workspace, args: argparse.Namespace, started: float, result) -> None:  # noqa: ANN001
     """Record the query as the service would, so `materialize` can plan for what is asked."""
+    from mvlattice.errors import Outcome
     from mvlattice.querylog.log import Request, log_now
 
     rewrite = result.rewrite
     request = Request(
         started, args.query, "query", rewrite.rewritten, tuple(rewrite.materializations),
-        result.elapsed_ms, "ok", source="cli", model=str(args.model),
+        result.elapsed_ms, Outcome.OK, source="cli", model=str(args.model),
     )  # fmt: skip
     log_now(ws.spark, ws.warehouse, [request])
 

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from mvlattice.errors import MvlatticeError, OverloadedError, ResponseTooLargeError
+from mvlattice.errors import MvlatticeError, Outcome, OverloadedError, ResponseTooLargeError
 from mvlattice.http.errors import body, http_status, one_line, status_of
 from mvlattice.http.metrics import CONTENT_TYPE
 from mvlattice.http.middleware import RequestMetrics
@@ -95,7 +95,7 @@ def _query_routes(app: FastAPI, service: Service) -> None:
         service.metrics.rewrite(_outcome(out.rewritten), out.seconds)
         service.log("rewrite", req.sql, out.model, started, out.document.get("explain"),
                     rewritten=out.rewritten, views=out.materializations,
-                    outcome="ok")  # fmt: skip
+                    outcome=Outcome.OK)  # fmt: skip
         doc = {**out.document, "model": out.model, "elapsed_ms": _ms(started)}
         return JSONResponse(jsonable(doc))
 
@@ -132,7 +132,7 @@ def _query_routes(app: FastAPI, service: Service) -> None:
         if req.rewrite:
             service.metrics.rewrite(_outcome(out.rewritten), out.rewrite_seconds)
         service.log("query", req.sql, out.model, started, rewritten=out.rewritten,
-                    views=out.materializations, outcome="ok")  # fmt: skip
+                    views=out.materializations, outcome=Outcome.OK)  # fmt: skip
         return Response(payload, media_type="application/json")
 
 

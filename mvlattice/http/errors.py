@@ -20,6 +20,7 @@ from mvlattice.errors import (
     ModelError,
     MvlatticeError,
     NotFoundError,
+    Outcome,
     OverloadedError,
     QueryTimeoutError,
     RefusedSqlError,
@@ -33,57 +34,58 @@ from mvlattice.errors import (
 log = logging.getLogger("mvlattice.service")
 
 # (class, status, code), most specific first; the first isinstance match wins.
-STATUSES: tuple[tuple[type[MvlatticeError], int, str], ...] = (
-    (NotFoundError, 404, "not_found"),
-    (ConflictError, 409, "conflict"),
-    (RefusedSqlError, 400, "refused"),
-    (QueryTimeoutError, 408, "timeout"),
-    (OverloadedError, 503, "overloaded"),
-    (ResponseTooLargeError, 413, "too_large"),
-    (UnsupportedSqlError, 400, "unsupported_sql"),
-    (SqlError, 400, "bad_sql"),
-    (UsageError, 400, "bad_request"),
-    (ModelError, 400, "bad_model"),
-    (DataError, 400, "bad_data"),
-    (JobError, 400, "query_failed"),  # the user's query failed while running
-    (SetupError, 503, "unavailable"),
+STATUSES: tuple[tuple[type[MvlatticeError], int, Outcome], ...] = (
+    (NotFoundError, 404, Outcome.NOT_FOUND),
+    (ConflictError, 409, Outcome.CONFLICT),
+    (RefusedSqlError, 400, Outcome.REFUSED),
+    (QueryTimeoutError, 408, Outcome.TIMEOUT),
+    (OverloadedError, 503, Outcome.OVERLOADED),
+    (ResponseTooLargeError, 413, Outcome.TOO_LARGE),
+    (UnsupportedSqlError, 400, Outcome.UNSUPPORTED_SQL),
+    (SqlError, 400, Outcome.BAD_SQL),
+    (UsageError, 400, Outcome.BAD_REQUEST),
+    (ModelError, 400, Outcome.BAD_MODEL),
+    (DataError, 400, Outcome.BAD_DATA),
+    (JobError, 400, Outcome.QUERY_FAILED),  # the user's query failed while running
+    (SetupError, 503, Outcome.UNAVAILABLE),
 )
 
 # The HTTP layer's own conditions, by status.
 HTTP_CODES = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "not_found",
-    408: "timeout",
-    405: "method_not_allowed",
-    413: "too_large",
-    415: "unsupported_media_type",
-    421: "misdirected",
-    500: "internal",
-    503: "overloaded",
+    400: Outcome.BAD_REQUEST,
+    401: Outcome.UNAUTHORIZED,
+    403: Outcome.FORBIDDEN,
+    404: Outcome.NOT_FOUND,
+    408: Outcome.TIMEOUT,
+    405: Outcome.METHOD_NOT_ALLOWED,
+    413: Outcome.TOO_LARGE,
+    415: Outcome.UNSUPPORTED_MEDIA_TYPE,
+    421: Outcome.MISDIRECTED,
+    500: Outcome.INTERNAL,
+    503: Outcome.OVERLOADED,
 }
 
 INTERNAL_MESSAGE = "internal error; the server log has the details"
 
 
-def status_of(exc: BaseException) -> tuple[int, str, str]:
+def status_of(exc: BaseException) -> tuple[int, Outcome, str]:
     """(status, code, message) for an exception raised while serving a request."""
     if isinstance(exc, MvlatticeError):
         for cls, status, code in STATUSES:
             if isinstance(exc, cls):
                 return status, code, one_line(exc)
-        return 400, "error", one_line(exc)
-    return 500, "internal", INTERNAL_MESSAGE
+        return 400, Outcome.ERROR, one_line(exc)
+    return 500, Outcome.INTERNAL, INTERNAL_MESSAGE
 
 
 def log_bug(exc: BaseException) -> None:
     log.error("internal error: %s: %s", type(exc).__name__, one_line(exc), exc_info=exc)
 
 
-def http_status(status: int, message: str) -> tuple[int, str, str]:
+def http_status(status: int, message: str) -> tuple[int, Outcome, str]:
     """(status, code, message) for a condition the HTTP layer detects itself."""
-    code = HTTP_CODES.get(status, "bad_request" if 400 <= status < 500 else "internal")
+    fallback = Outcome.BAD_REQUEST if 400 <= status < 500 else Outcome.INTERNAL
+    code = HTTP_CODES.get(status, fallback)
     return status, code, message
 
 

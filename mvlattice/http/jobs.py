@@ -16,12 +16,24 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from mvlattice.errors import ConflictError, NotFoundError
 from mvlattice.http.errors import log_bug, one_line, status_of
 
-QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
+
+class JobStatus(StrEnum):
+    """A job's status (the values are the HTTP API's)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+QUEUED, RUNNING = JobStatus.QUEUED, JobStatus.RUNNING
+SUCCEEDED, FAILED = JobStatus.SUCCEEDED, JobStatus.FAILED
 Work = Callable[[], tuple[bool, dict[str, Any]]]  # -> (ok, result document)
 
 
@@ -59,7 +71,7 @@ class Job:
     id: str
     kind: str  # refresh | materialize
     scope: Scope
-    status: str
+    status: JobStatus
     submitted_at: float
     started_at: float | None = None
     finished_at: float | None = None

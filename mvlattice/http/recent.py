@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from mvlattice.errors import Outcome
 from mvlattice.querylog.log import Request
 
 HISTORY = 500
@@ -32,7 +33,7 @@ class Recent:
     @property
     def miss(self) -> bool:
         """Valid SQL that no view answered — the entries worth explaining."""
-        return self.request.outcome == "ok" and not self.request.rewritten
+        return self.request.outcome == Outcome.OK and not self.request.rewritten
 
     def to_json(self) -> dict[str, Any]:
         r = self.request

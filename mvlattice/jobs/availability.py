@@ -7,13 +7,25 @@ use `AllUsable` or a dict. The rewriter never imports `mvlattice.jobs`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
+
+
+class ViewCode(StrEnum):
+    """Whether and why a view's table may be read (the values appear in explanations)."""
+
+    FRESH = "FRESH"
+    STALE_ACCEPTED = "STALE_ACCEPTED"  # stale, but within the target's maxStaleness
+    STALE = "STALE"
+    MISSING = "MISSING"
+    BUILDING = "BUILDING"
+    FAILED = "FAILED"
 
 
 @dataclass(frozen=True, slots=True)
 class ViewState:
     usable: bool
-    code: str  # "FRESH", "STALE_ACCEPTED", "STALE", "MISSING", "BUILDING", "FAILED"
+    code: ViewCode
     message: str = ""
 
 
@@ -27,4 +39,4 @@ class AllUsable:
     """Every view is readable; for tests and for callers that manage freshness themselves."""
 
     def state(self, table: str) -> ViewState:
-        return ViewState(True, "FRESH")
+        return ViewState(True, ViewCode.FRESH)

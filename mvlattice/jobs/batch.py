@@ -26,6 +26,7 @@ from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.registration import ensure_registered
 from mvlattice.jobs.sources import current_snapshot, read_name, target_sources
 from mvlattice.jobs.state import Outcome
+from mvlattice.jobs.status import BuildStatus, RefreshPath
 from mvlattice.jobs.tables import TableState, job_group
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import mergeable, table_relation
@@ -36,8 +37,8 @@ from mvlattice.lattice.lattice import Lattice
 class BuildResult:
     target: str
     kind: str
-    status: str  # built | refreshed | skipped (fresh) | busy (another builder) | failed
-    path: str  # none | full | rollup | incremental
+    status: BuildStatus
+    path: RefreshPath
     reason: str
     rows: int | None = None
     seconds: float = 0.0
@@ -56,7 +57,7 @@ class BatchResult:
 
     @property
     def failed(self) -> tuple[BuildResult, ...]:
-        return tuple(r for r in self.results if r.status == "failed")
+        return tuple(r for r in self.results if r.status == BuildStatus.FAILED)
 
     @property
     def ok(self) -> bool:
@@ -128,9 +129,11 @@ class _Batch:
     def _busy(self, target: Target, holder: Holder) -> BuildResult:
         now = self.ctx.clock()
         reason = f"skipped: being built by {holder.describe()}"
-        result = BuildResult(target.name, target.kind, "busy", NONE, reason)
+        result = BuildResult(target.name, target.kind, BuildStatus.BUSY, NONE, reason)
         self.ctx.store.log(
-            Outcome(target.name, "busy", NONE, reason, None, now, now, None, self.ctx.trigger)
+            Outcome(
+                target.name, BuildStatus.BUSY, NONE, reason, None, now, now, None, self.ctx.trigger
+            )
         )
         return result
 
@@ -162,7 +165,7 @@ class _Batch:
         reason = decision.reason if decision else "could not read its state"
         seconds = self.ctx.clock() - started
         return BuildResult(
-            target.name, target.kind, "failed", path, reason, None, seconds, _message(exc)
+            target.name, target.kind, BuildStatus.FAILED, path, reason, None, seconds, _message(exc)
         )
 
     # -- deciding --------------------------------------------------------------------------
@@ -259,12 +262,12 @@ class _Batch:
         ensure_registered(self.ctx.spark, target.name, target.location, self.ctx.warehouse)
         self._remember(target, record)
         warning = vacuum.after_build(self.ctx.spark, self.ctx.model, target)
-        status = "refreshed" if existed else "built"
+        status = BuildStatus.REFRESHED if existed else BuildStatus.BUILT
         return BuildResult(
             target.name,
             target.kind,
             status,
-            record.refresh_path,
+            RefreshPath(record.refresh_path),
             reason,
             record.rows,
             self.ctx.clock() - started,
@@ -279,7 +282,9 @@ class _Batch:
         if record is not None:
             self._remember(target, record)
         rows = record.rows if record else None
-        return BuildResult(target.name, target.kind, "skipped", NONE, decision.reason, rows)
+        return BuildResult(
+            target.name, target.kind, BuildStatus.SKIPPED, NONE, decision.reason, rows
+        )
 
     def _remember(self, target: Target, record: TileRecord) -> None:
         """A tile current at the batch snapshot can be the ancestor of coarser ones."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from mvlattice.delta import log as deltalog
 from mvlattice.delta import storage
 from mvlattice.errors import MvlatticeError, UsageError
-from mvlattice.jobs.availability import ViewState
+from mvlattice.jobs.availability import ViewCode, ViewState
 from mvlattice.jobs.build import definition_of
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.freshness import Assessment, Facts, assess, attempt_running, interrupted
@@ -26,6 +26,7 @@ from mvlattice.jobs.record import Version, iso, spec_from_json
 from mvlattice.jobs.registration import ensure_registered
 from mvlattice.jobs.sources import current_snapshot, stale_since, target_sources
 from mvlattice.jobs.state import StateStore
+from mvlattice.jobs.status import TileStatus
 from mvlattice.jobs.tables import TableReader, TableState
 from mvlattice.jobs.targets import (
     TILE,
@@ -144,9 +145,9 @@ class CatalogEntry:
     dimensions: tuple[str, ...]
     measures: tuple[str, ...]
     origin: str
-    status: str
+    status: TileStatus
     usable: bool
-    code: str
+    code: ViewCode
     message: str
     rows: int | None
     size_bytes: int | None
@@ -264,7 +265,9 @@ class CatalogAvailability:
     def state(self, table: str) -> ViewState:
         target = self.target(table)
         if target is None:
-            return ViewState(False, "MISSING", f"{table} is not a tile or materialization here")
+            return ViewState(
+                False, ViewCode.MISSING, f"{table} is not a tile or materialization here"
+            )
         return inspect(self.ctx, target).assessment.view
 
     def record_hit(self, table: str) -> None:

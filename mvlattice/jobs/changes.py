@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from mvlattice.delta.commits import AddedFile, Commit
 from mvlattice.jobs.identity import identity_changes
 from mvlattice.jobs.record import Snapshot, Version
+from mvlattice.jobs.status import RefreshPath
 
-NONE, INCREMENTAL, FULL = "none", "incremental", "full"
+NONE, INCREMENTAL, FULL = RefreshPath.NONE, RefreshPath.INCREMENTAL, RefreshPath.FULL
 
 
 @dataclass(frozen=True, slots=True)
 class RefreshDecision:
-    path: str  # none | incremental | full
+    path: RefreshPath  # none | incremental | full
     reason: str
     added: tuple[AddedFile, ...] = ()
     fact_version: int | None = None  # the version appended rows are read at

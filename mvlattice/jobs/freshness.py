@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mvlattice.jobs.availability import ViewState
+from mvlattice.jobs.availability import ViewCode, ViewState
 from mvlattice.jobs.changes import changed_sources
 from mvlattice.jobs.identity import identity_changes
 from mvlattice.jobs.record import Snapshot, TileRecord
+from mvlattice.jobs.status import TileStatus
 
-FRESH, STALE, BUILDING, FAILED, MISSING = "fresh", "stale", "building", "failed", "missing"
+FRESH, STALE, BUILDING = TileStatus.FRESH, TileStatus.STALE, TileStatus.BUILDING
+FAILED, MISSING = TileStatus.FAILED, TileStatus.MISSING
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,7 @@ class Facts:
 
 @dataclass(frozen=True, slots=True)
 class Assessment:
-    status: str
+    status: TileStatus
     view: ViewState
     changed: tuple[str, ...] = ()
     staleness_seconds: float | None = None
@@ -65,33 +67,37 @@ def assess(facts: Facts) -> Assessment:
         return _absent(facts)
     if record.definition != facts.definition:
         message = "built from an older definition; refresh rebuilds it"
-        return Assessment(_behind(facts), ViewState(False, "STALE", message))
+        return Assessment(_behind(facts), ViewState(False, ViewCode.STALE, message))
     if facts.tile_change is not None:
         message = f"{facts.tile_change}; refresh rebuilds it"
-        return Assessment(_behind(facts), ViewState(False, "STALE", message))
+        return Assessment(_behind(facts), ViewState(False, ViewCode.STALE, message))
     current = facts.current
     moved = identity_changes(record.snapshot.ids, current.ids, current.versions)
     if moved:
         message = "; ".join(m.message for m in moved) + "; refresh rebuilds it"
         names = tuple(sorted({m.source for m in moved}))
-        return Assessment(_behind(facts), ViewState(False, "STALE", message), names)
+        return Assessment(_behind(facts), ViewState(False, ViewCode.STALE, message), names)
     changed = changed_sources(record.versions, current.versions)
     if not changed:
         status = BUILDING if facts.building else FRESH
-        return Assessment(status, ViewState(True, "FRESH"))
+        return Assessment(status, ViewState(True, ViewCode.FRESH))
     return _stale(facts, changed)
 
 
 def _absent(facts: Facts) -> Assessment:
     if facts.building:
-        return Assessment(BUILDING, ViewState(False, "BUILDING", "its first build is running"))
+        return Assessment(
+            BUILDING, ViewState(False, ViewCode.BUILDING, "its first build is running")
+        )
     attempt = facts.attempt
     if attempt is not None and attempt.status == "failed":
-        return Assessment(FAILED, ViewState(False, "FAILED", f"build failed: {attempt.error}"))
-    return Assessment(MISSING, ViewState(False, "MISSING", "not built yet"))
+        return Assessment(
+            FAILED, ViewState(False, ViewCode.FAILED, f"build failed: {attempt.error}")
+        )
+    return Assessment(MISSING, ViewState(False, ViewCode.MISSING, "not built yet"))
 
 
-def _behind(facts: Facts) -> str:
+def _behind(facts: Facts) -> TileStatus:
     if facts.building:
         return BUILDING
     failed = facts.attempt is not None and facts.attempt.status == "failed"
@@ -104,16 +110,18 @@ def _stale(facts: Facts, changed: tuple[str, ...]) -> Assessment:
     which = ", ".join(changed)
     limit = facts.max_staleness
     if limit is not None and age is not None and age <= limit:
-        view = ViewState(True, "STALE_ACCEPTED", f"{which} changed {age:.0f}s ago (≤ {limit:g}s)")
+        view = ViewState(
+            True, ViewCode.STALE_ACCEPTED, f"{which} changed {age:.0f}s ago (≤ {limit:g}s)"
+        )
     elif facts.building:
-        view = ViewState(False, "BUILDING", f"{which} changed; a refresh is running")
+        view = ViewState(False, ViewCode.BUILDING, f"{which} changed; a refresh is running")
     elif status == FAILED:
         assert facts.attempt is not None
         view = ViewState(
-            False, "FAILED", f"{which} changed; last refresh failed: {facts.attempt.error}"
+            False, ViewCode.FAILED, f"{which} changed; last refresh failed: {facts.attempt.error}"
         )
     else:
-        view = ViewState(False, "STALE", f"{which} changed since it was built")
+        view = ViewState(False, ViewCode.STALE, f"{which} changed since it was built")
     return Assessment(status, view, changed, age)
 
 

@@ -90,7 +90,7 @@ def to_properties(record: TileRecord) -> dict[str, str]:
         "builtAt": _iso(record.built_at),
         "buildSeconds": f"{record.build_seconds:.3f}",
         "builtFrom": record.built_from,
-        "refreshPath": record.refresh_path,
+        "refreshPath": str(record.refresh_path),
         "origin": record.origin,
     }
     if record.lattice is not None:

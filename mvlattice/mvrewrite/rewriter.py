@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import Any, Literal
 
 from sqlglot import exp
 
 from mvlattice.errors import UnsupportedSqlError
-from mvlattice.jobs.availability import AllUsable, Availability
+from mvlattice.jobs.availability import AllUsable, Availability, ViewCode
 from mvlattice.mvrewrite import cost, prefilter
 from mvlattice.mvrewrite.index import filter_tree
 from mvlattice.mvrewrite.match import compose
@@ -25,6 +26,7 @@ from mvlattice.mvrewrite.match.attempt import (
     STALE,
     UNSUPPORTED,
     Attempt,
+    Reason,
     Rejection,
 )
 from mvlattice.mvrewrite.match.gl01 import match
@@ -37,14 +39,25 @@ from mvlattice.sql.spjg import Spjg, normalize
 from mvlattice.sql.statement_blocks import rewrite_tree, visible_ctes
 from mvlattice.sql.to_sql import plan_sql, pretty
 
-USED, MATCHED, REJECTED, NOT_REWRITABLE = "used", "matched", "rejected", "not_rewritable"
+
+class Outcome(StrEnum):
+    """What became of a view for a block (the values are the JSON contract)."""
+
+    USED = "used"
+    MATCHED = "matched"  # but not chosen: another view is cheaper
+    REJECTED = "rejected"
+    NOT_REWRITABLE = "not_rewritable"  # about the block itself, whatever the view
+
+
+USED, MATCHED, REJECTED = Outcome.USED, Outcome.MATCHED, Outcome.REJECTED
+NOT_REWRITABLE = Outcome.NOT_REWRITABLE
 
 
 @dataclass(frozen=True, slots=True)
 class Explanation:
     view: str | None  # None: about the block itself, whatever the view
-    outcome: str  # used, matched (but not chosen), rejected, not_rewritable
-    reason: str  # a reason code; "" when used
+    outcome: Outcome
+    reason: Reason | Literal[""]  # "" when used
     message: str
 
     def __post_init__(self) -> None:
@@ -189,7 +202,7 @@ class _Session:
         state = self.availability.state(attempt.view.table)
         if state.usable:
             return attempt
-        reason = STALE if state.code == "STALE" else NOT_AVAILABLE
+        reason = STALE if state.code == ViewCode.STALE else NOT_AVAILABLE
         detail = f": {state.message}" if state.message else ""
         return Rejection(reason, f"the view matches but cannot be read ({state.code}){detail}")
 
@@ -228,5 +241,5 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def _reason(exc: UnsupportedSqlError) -> str:
-    return getattr(exc, "reason", UNSUPPORTED)
+def _reason(exc: UnsupportedSqlError) -> Reason:
+    return Reason(getattr(exc, "reason", UNSUPPORTED))

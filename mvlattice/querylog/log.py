@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from mvlattice.errors import UsageError
+from mvlattice.errors import Outcome, UsageError
 from mvlattice.model.durations import parse_duration
 from mvlattice.settings import join_location
 from mvlattice.sql.fingerprint import blank_literals, describe
@@ -57,7 +57,7 @@ class Request:
     rewritten: bool
     views: tuple[str, ...]
     latency_ms: float
-    outcome: str  # ok | an error code (bad_sql, not_found, …)
+    outcome: Outcome  # ok | an error code (bad_sql, not_found, …)
     source: str = "http"  # http | cli
     model: str = ""
     message: str | None = None
@@ -120,7 +120,7 @@ def to_record(request: Request, literals: Literals = "keep") -> LogRecord:
         request.rewritten,
         tuple(request.views),
         float(request.latency_ms),
-        request.outcome,
+        str(request.outcome),  # the table holds plain text; older rows any code
         request.source,
         request.model,
         message,
@@ -238,7 +238,7 @@ def table_records(location: str) -> list[dict[str, Any]]:
 def _usable(record: LogRecord) -> bool:
     """SQL worth parsing as a workload sample: valid, and stored whole."""
     return (
-        record.outcome not in ("bad_sql", "unsupported_sql", "bad_request")
+        record.outcome not in (Outcome.BAD_SQL, Outcome.UNSUPPORTED_SQL, Outcome.BAD_REQUEST)
         and record.sql_form in USABLE_FORMS
         and bool(record.sql)
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
 
 from mvlattice.mvrewrite.match.keys import Keys
@@ -19,23 +20,41 @@ from mvlattice.mvrewrite.views import View
 from mvlattice.sql import ir
 from mvlattice.sql.spjg import Spjg, TableRef
 
-# Reason codes, as explanations and the CLI show them.
-TABLES_NOT_CONTAINED = "TABLES_NOT_CONTAINED"  # the view reads none of the query's tables
-EXTRA_TABLE = "EXTRA_TABLE"  # the view joins a table the query lacks, and that join is lossy
-PREDICATE_NOT_IMPLIED = "PREDICATE_NOT_IMPLIED"  # the view lacks rows the query needs
-MISSING_COLUMN = "MISSING_COLUMN"  # a needed column is not among the view's outputs
-CANNOT_ROLL_UP = "CANNOT_ROLL_UP"  # the query's aggregates cannot come from the view's
-STALE = "STALE"  # the view's data is older than its staleness tolerance allows
-NOT_AVAILABLE = "NOT_AVAILABLE"  # not built yet, building, or failed
-UNSAFE = "UNSAFE"  # outer joins, non-deterministic functions, …: never rewritten
-UNSUPPORTED = "UNSUPPORTED"  # SQL the rewriter does not reason about; left as it is
-VIEW_UNSUPPORTED = "VIEW_UNSUPPORTED"  # the view's definition is outside what matching knows
-NOT_CHOSEN = "NOT_CHOSEN"  # matched, but another view is cheaper
+
+class Reason(StrEnum):
+    """Why a view was not used for a block, as explanations, the CLI and the HTTP API show it
+    (the values are that contract)."""
+
+    TABLES_NOT_CONTAINED = "TABLES_NOT_CONTAINED"  # the view reads none of the query's tables
+    EXTRA_TABLE = "EXTRA_TABLE"  # the view joins a table the query lacks, and that join is lossy
+    PREDICATE_NOT_IMPLIED = "PREDICATE_NOT_IMPLIED"  # the view lacks rows the query needs
+    MISSING_COLUMN = "MISSING_COLUMN"  # a needed column is not among the view's outputs
+    CANNOT_ROLL_UP = "CANNOT_ROLL_UP"  # the query's aggregates cannot come from the view's
+    STALE = "STALE"  # the view's data is older than its staleness tolerance allows
+    NOT_AVAILABLE = "NOT_AVAILABLE"  # not built yet, building, or failed
+    UNSAFE = "UNSAFE"  # outer joins, non-deterministic functions, …: never rewritten
+    UNSUPPORTED = "UNSUPPORTED"  # SQL the rewriter does not reason about; left as it is
+    VIEW_UNSUPPORTED = "VIEW_UNSUPPORTED"  # the view's definition is outside what matching knows
+    NOT_CHOSEN = "NOT_CHOSEN"  # matched, but another view is cheaper
+
+
+# The codes by name, as the matching steps import them.
+TABLES_NOT_CONTAINED = Reason.TABLES_NOT_CONTAINED
+EXTRA_TABLE = Reason.EXTRA_TABLE
+PREDICATE_NOT_IMPLIED = Reason.PREDICATE_NOT_IMPLIED
+MISSING_COLUMN = Reason.MISSING_COLUMN
+CANNOT_ROLL_UP = Reason.CANNOT_ROLL_UP
+STALE = Reason.STALE
+NOT_AVAILABLE = Reason.NOT_AVAILABLE
+UNSAFE = Reason.UNSAFE
+UNSUPPORTED = Reason.UNSUPPORTED
+VIEW_UNSUPPORTED = Reason.VIEW_UNSUPPORTED
+NOT_CHOSEN = Reason.NOT_CHOSEN
 
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    reason: str
+    reason: Reason
     message: str
 
 
