@@ -6,11 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from mvlattice.cli.main import spark_options
+from mvlattice.cli import params
 from mvlattice.errors import UsageError
 from mvlattice.model.durations import parse_duration
 from mvlattice.output import dumps, table
-from mvlattice.workspace import Workspace
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,7 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _common(p, lattice=True)
     p.add_argument("--full", action="store_true", help="rebuild even what is fresh")
-    p.add_argument("--max-tiles", type=_whole, metavar="K", help="plan at most K tiles")
+    p.add_argument(
+        "--max-tiles", type=params.whole_number, metavar="K", help="plan at most K tiles"
+    )
     p.add_argument(
         "--workload",
         metavar="FILE",
@@ -41,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p, lattice=False)
     p.add_argument("--list", action="store_true", help="show the schedule and exit")
     p.add_argument("--grace", type=_duration, default=3600.0, help="misfire grace (default 1h)")
-    p.add_argument("--retries", type=_whole, default=3, help="retries of a failed run")
+    p.add_argument("--retries", type=params.whole_number, default=3, help="retries of a failed run")
     p.add_argument("--backoff", type=_duration, default=60.0, help="first retry delay")
     p.set_defaults(handler=schedule)
 
@@ -55,22 +56,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _common(p: argparse.ArgumentParser, *, lattice: bool) -> None:
-    p.add_argument("model", help="model file (YAML or JSON)")
+    params.model_argument(p)
     if lattice:
         p.add_argument("--lattice", help="only this lattice")
-    p.add_argument("--json", action="store_true", help="print a JSON document")
-    spark_options(p)
-
-
-def _workspace(args: argparse.Namespace) -> Workspace:
-    return Workspace(args.model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+    params.json_option(p)
+    params.spark_options(p)
 
 
 # -- materialize / refresh -------------------------------------------------------------------
 def materialize(args: argparse.Namespace) -> int:
     if args.workload is not None and not Path(args.workload).is_file():
         raise UsageError(f"--workload: no such file: {args.workload}")
-    ws = _workspace(args)
+    ws = params.workspace(args)
     result = ws.materialize(
         args.lattice,
         full=args.full,
@@ -83,7 +80,7 @@ def materialize(args: argparse.Namespace) -> int:
 
 
 def refresh(args: argparse.Namespace) -> int:
-    ws = _workspace(args)
+    ws = params.workspace(args)
     progress = None if args.json else _progress_bar()
     result = ws.refresh(args.lattice, args.tile, full=args.full, progress=progress)
     return _report(args, result)
@@ -132,7 +129,7 @@ def _progress_bar():  # noqa: ANN202 - a jobs.batch.Progress
 
 # -- tiles -----------------------------------------------------------------------------------
 def tiles(args: argparse.Namespace) -> int:
-    entries = _workspace(args).tiles(args.lattice)
+    entries = params.workspace(args).tiles(args.lattice)
     if args.json:
         print(dumps({"tiles": [e.to_json() for e in entries]}))
         return 0
@@ -158,7 +155,7 @@ def tiles(args: argparse.Namespace) -> int:
 def schedule(args: argparse.Namespace) -> int:
     from mvlattice.jobs.cron import scheduled_targets
 
-    ws = _workspace(args)
+    ws = params.workspace(args)
     targets = scheduled_targets(ws.model)
     if not targets:
         raise UsageError(
@@ -206,7 +203,7 @@ def _list_schedule(args: argparse.Namespace, targets) -> int:  # noqa: ANN001
 def gc(args: argparse.Namespace) -> int:
     from mvlattice.jobs.api import collect_garbage
 
-    ws = _workspace(args)
+    ws = params.workspace(args)
     removed = collect_garbage(
         ws.spark, ws.model, ws.warehouse, unused_seconds=args.unused_for, dry_run=args.dry_run
     )
@@ -224,12 +221,6 @@ def gc(args: argparse.Namespace) -> int:
     for g in failed:
         print(f"mvlattice: error: {g.name}: {g.error}", file=sys.stderr)
     return 1 if failed else 0
-
-
-def _whole(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number ≥ 0")
-    return int(text)
 
 
 def _duration(text: str) -> float:

@@ -5,19 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mvlattice.cli.main import spark_options
+from mvlattice.cli import params
 from mvlattice.output import dumps
 from mvlattice.plan.render import plan_document, plan_dot, plan_text
-from mvlattice.workspace import Workspace
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "plan", help="choose tiles for a lattice (HRU96 greedy, weighted by a workload)"
     )
-    p.add_argument("model", help="model file (YAML or JSON)")
+    params.model_argument(p)
     p.add_argument("--lattice", help="the lattice to plan (needed when the model has several)")
-    p.add_argument("--max-tiles", type=_whole, metavar="K", help="choose at most K tiles")
+    p.add_argument(
+        "--max-tiles", type=params.whole_number, metavar="K", help="choose at most K tiles"
+    )
     p.add_argument(
         "--max-rows", type=_rows, metavar="N", help="budget: chosen tiles hold at most N rows"
     )
@@ -32,21 +33,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--max-size",
-        type=_whole,
+        type=params.whole_number,
         metavar="K",
         help="profile column sets of up to K columns before planning (default 1; "
         "the sets the plan needs most are counted anyway)",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON document")
+    params.json_option(p)
     p.add_argument(
         "--format", choices=("text", "json", "dot"), default="text", help="dot: Graphviz DOT"
     )
-    spark_options(p)
+    params.spark_options(p)
     p.set_defaults(handler=plan)
 
 
 def plan(args: argparse.Namespace) -> int:
-    ws = Workspace(args.model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+    ws = params.workspace(args)
     result = ws.plan(
         lattice=args.lattice,
         max_tiles=args.max_tiles,
@@ -63,16 +64,6 @@ def plan(args: argparse.Namespace) -> int:
     else:
         print(plan_text(result))
     return 0
-
-
-def _whole(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be zero or more")
-    return value
 
 
 def _rows(text: str) -> float:

@@ -6,22 +6,20 @@ import argparse
 import sys
 import time
 
+from mvlattice.cli import params
 from mvlattice.output import dumps, table
-from mvlattice.workspace import Workspace
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from mvlattice.cli.main import spark_options
-
     p = subparsers.add_parser(
         "profile",
         help="count distinct values of a lattice's column sets (cached by Delta versions)",
     )
-    p.add_argument("model", help="model file (YAML or JSON)")
+    params.model_argument(p)
     p.add_argument("--lattice", help="the lattice (default: the model's only lattice)")
     p.add_argument(
         "--max-size",
-        type=_size,
+        type=params.at_least_one,
         default=3,
         metavar="K",
         help="count sets of up to K columns (sets above 2 only where surprising; default 3)",
@@ -32,13 +30,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="exact counts or HLL sketches (default: the lattice's statisticProvider, "
         "else profiler)",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON document")
-    spark_options(p)
+    params.json_option(p)
+    params.spark_options(p)
     p.set_defaults(handler=profile)
 
 
 def profile(args: argparse.Namespace) -> int:
-    ws = Workspace(args.model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+    ws = params.workspace(args)
     start = time.monotonic()
 
     def progress(line: str) -> None:
@@ -60,13 +58,3 @@ def profile(args: argparse.Namespace) -> int:
     for dep in result.dependencies:
         print(f"  {dep}" + ("" if dep.exact else "  (approximate)"))
     return 0
-
-
-def _size(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from mvlattice.cli.main import spark_options
+from mvlattice.cli import params
 from mvlattice.output import dumps, table
 from mvlattice.sql.parse import parse_query
 from mvlattice.workspace import Workspace
@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "rewrite", help="rewrite a query onto tiles and materialized views (nothing runs)"
     )
-    p.add_argument("model", help="model file (YAML or JSON)")
+    params.model_argument(p)
     p.add_argument("query", help="the SQL query (SELECT or WITH; tables as schema.table)")
     p.add_argument(
         "--explain", action="store_true", help="say, for every view, why it was or was not used"
@@ -30,11 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help='print {"rewritten", "sql", "materializations", "explain": [...]}',
     )
-    spark_options(p)
+    params.spark_options(p)
     p.set_defaults(handler=rewrite)
 
     p = subparsers.add_parser("query", help="run a query, rewritten onto tiles when possible")
-    p.add_argument("model", help="model file (YAML or JSON)")
+    params.model_argument(p)
     p.add_argument("query", help="the SQL query (SELECT or WITH; tables as schema.table)")
     p.add_argument("--no-rewrite", action="store_true", help="run the query as written")
     p.add_argument(
@@ -47,19 +47,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help='print {"columns", "rows", "rewritten", "materializations", "elapsed_ms"}',
     )
-    p.add_argument("--limit", type=_whole, default=None, help="return at most N rows")
+    p.add_argument("--limit", type=params.whole_number, default=None, help="return at most N rows")
     p.add_argument(
         "--no-log",
         action="store_true",
         help="do not record the query in the query log (which materialize plans by)",
     )
-    spark_options(p)
+    params.spark_options(p)
     p.set_defaults(handler=query)
 
 
 def rewrite(args: argparse.Namespace) -> int:
     parse_query(args.query)  # not a query: exit 2 before anything starts
-    result = _workspace(args).rewrite(
+    result = params.workspace(args).rewrite(
         args.query, explain=args.explain or args.json, use_index=not args.no_index
     )
     if args.json:
@@ -77,7 +77,7 @@ def rewrite(args: argparse.Namespace) -> int:
 
 def query(args: argparse.Namespace) -> int:
     parse_query(args.query)
-    ws = _workspace(args)
+    ws = params.workspace(args)
     started = time.time()
     result = ws.query(
         args.query, rewrite=not args.no_rewrite, limit=args.limit, use_index=not args.no_index
@@ -104,17 +104,3 @@ def _log(ws: Workspace, args: argparse.Namespace, started: float, result) -> Non
         result.elapsed_ms, Outcome.OK, source="cli", model=str(args.model),
     )  # fmt: skip
     log_now(ws.spark, ws.warehouse, [request])
-
-
-def _workspace(args: argparse.Namespace) -> Workspace:
-    return Workspace(args.model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
-
-
-def _whole(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be zero or more")
-    return value

@@ -7,7 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
-from mvlattice.cli.main import spark_options
+from mvlattice.cli import params
 from mvlattice.errors import UsageError
 from mvlattice.output import dumps, table
 from mvlattice.querylog.retention import DEFAULT_RETENTION, FOREVER, retention_argument
@@ -23,18 +23,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("models", nargs="+", metavar="MODEL", help="model files to serve")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=_port, default=8765, help="port (default 8765)")
+    p.add_argument("--port", type=params.port, default=8765, help="port (default 8765)")
     p.add_argument(
         "--token-file",
         help="file holding the bearer token clients must send; required off loopback",
     )
     p.add_argument(
-        "--max-body-bytes", type=_positive, default=1 << 20, help="request body limit (1 MiB)"
+        "--max-body-bytes",
+        type=params.whole_number,
+        default=1 << 20,
+        help="request body limit (1 MiB)",
     )
-    p.add_argument("--max-rows", type=_positive, default=10_000, help="row limit of /v1/query")
+    p.add_argument(
+        "--max-rows", type=params.whole_number, default=10_000, help="row limit of /v1/query"
+    )
     p.add_argument(
         "--max-response-bytes",
-        type=_positive,
+        type=params.whole_number,
         default=16 << 20,
         help="byte limit of a /v1/query answer (16 MiB); rows beyond it are cut",
     )
@@ -45,11 +50,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="seconds a query may run before it is cancelled (60)",
     )
     p.add_argument(
-        "--max-queries", type=_positive, default=4, help="queries running at once (4); more wait"
+        "--max-queries",
+        type=params.whole_number,
+        default=4,
+        help="queries running at once (4); more wait",
     )
     p.add_argument(
         "--max-waiting",
-        type=_positive,
+        type=params.whole_number,
         default=64,
         help="queries waiting for a slot (64); beyond: 503 with Retry-After",
     )
@@ -77,14 +85,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="keep",
         help="'blank' stores SQL with its literals replaced by ? (default keep)",
     )
-    spark_options(p)
+    params.spark_options(p)
     p.set_defaults(handler=serve)
 
     p = subparsers.add_parser("log", help="the query log: requests, fingerprints, rewrites")
-    p.add_argument("model", help="model file (its warehouse holds the log)")
+    params.model_argument(p, "model file (its warehouse holds the log)")
     p.add_argument("--since", help="only since then: a duration ago ('2h', '7d') or ISO time")
-    p.add_argument("--limit", type=_positive, help="only the last N entries")
-    p.add_argument("--json", action="store_true", help="print a JSON document")
+    p.add_argument("--limit", type=params.whole_number, help="only the last N entries")
+    params.json_option(p)
     p.add_argument(
         "--prune",
         type=lambda text: (text, retention_argument(text)),  # None is "forever", not unset
@@ -92,7 +100,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"instead: delete records older than DURATION ('30d', or '{FOREVER}': none) "
         "and compact the log's files",
     )
-    spark_options(p)
+    params.spark_options(p)
     p.set_defaults(handler=log)
 
 
@@ -176,8 +184,7 @@ def log(args: argparse.Namespace) -> int:
 def _workspace(
     args: argparse.Namespace, path: str, defaults: dict[str, str] | None = None
 ) -> Workspace:
-    conf = {**(defaults or {}), **dict(args.conf)}
-    ws = Workspace(path, warehouse=args.warehouse, master=args.master, conf=conf)
+    ws = params.workspace(args, path, defaults=defaults)
     if defaults is not None and ws.master == DEFAULT_MASTER:
         ws.master = SERVE_MASTER  # (Spark starts on first use, after this)
     return ws
@@ -205,13 +212,6 @@ def _named(paths: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _port(text: str) -> int:
-    value = _positive(text)
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError("a port is 1 to 65535")
-    return value
-
-
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -219,14 +219,4 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError("must be more than 0 seconds")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be zero or more")
     return value

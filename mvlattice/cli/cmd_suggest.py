@@ -7,12 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mvlattice.cli import params
 from mvlattice.errors import UsageError
 
 
 def register(subparsers: Any) -> None:
-    from mvlattice.cli.main import spark_options
-
     p = subparsers.add_parser(
         "suggest",
         help="suggest lattices and tiles from query logs",
@@ -34,18 +33,18 @@ def register(subparsers: Any) -> None:
         "default: the log's own hint, else spark",
     )
     p.add_argument("-o", "--output", metavar="OUT.yaml", help="write the model here")
-    p.add_argument("--json", action="store_true", help="print a JSON document")
+    params.json_option(p)
     p.add_argument("--schema", help="schema of unqualified tables without --model (default)")
     p.add_argument(
         "--no-merge", action="store_true", help="one lattice per join graph, not per fact table"
     )
-    p.add_argument("--max-tiles", type=_count, help="tiles per lattice (default 8)")
+    p.add_argument("--max-tiles", type=params.whole_number, help="tiles per lattice (default 8)")
     p.add_argument("--max-rows", type=float, help="space budget: summed rows of a lattice's tiles")
     p.add_argument("--no-tiles", action="store_true", help="suggest lattices only")
     p.add_argument(
         "--no-data", action="store_true", help="with --model: read no data; guess tile sizes"
     )
-    spark_options(p)
+    params.spark_options(p)
     p.set_defaults(handler=suggest_command)
 
 
@@ -100,9 +99,8 @@ def _model_and_data(args: argparse.Namespace) -> tuple[Any, dict]:
 
         return load_model(args.model, resolve_warehouse(args.warehouse)), {}
     from mvlattice.suggest.data import data_statistics, data_uniqueness
-    from mvlattice.workspace import Workspace
 
-    ws = Workspace(args.model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
+    ws = params.workspace(args)
     say = (lambda line: print(line, file=sys.stderr)) if not args.json else None
     return ws.model, {
         "uniqueness": data_uniqueness(ws.spark, ws.model),
@@ -125,13 +123,3 @@ def _dialect(name: str | None) -> str | None:
             f"unknown SQL dialect '{name}' (sqlglot's names, e.g. spark, mysql, postgres; or ansi)"
         ) from None
     return name
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be zero or more")
-    return value

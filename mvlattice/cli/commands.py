@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mvlattice.cli import params
 from mvlattice.output import dumps, table
 from mvlattice.workspace import Workspace
 
@@ -32,10 +33,6 @@ DEMO_QUERIES = (
         "group by pc.product_family, t.the_month",
     ),
 )
-
-
-def _workspace(args: argparse.Namespace, model: str) -> Workspace:
-    return Workspace(model, warehouse=args.warehouse, master=args.master, conf=dict(args.conf))
 
 
 def setup(args: argparse.Namespace) -> int:
@@ -79,7 +76,7 @@ def _session(args: argparse.Namespace):  # noqa: ANN202 - (SparkSession, warehou
 
 
 def validate(args: argparse.Namespace) -> int:
-    ws = _workspace(args, args.model)
+    ws = params.workspace(args)
     model = ws.model
     checked, violations = ws.validate_data() if args.data else ((), ())
     if args.json:
@@ -128,7 +125,7 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def sql(args: argparse.Namespace) -> int:
-    ws = _workspace(args, args.model)
+    ws = params.workspace(args)
     columns, rows = ws.collect(ws.sql(args.query), args.limit)
     if args.json:
         print(dumps({"columns": columns, "rows": rows}))
@@ -147,7 +144,7 @@ def demo(args: argparse.Namespace) -> int:
     spark, warehouse = _session(args)
     foodmart.load(spark, warehouse)
     print(f"2. Validating {model} and checking its constraints on the data")
-    ws = Workspace(model, warehouse=warehouse, master=args.master, conf=dict(args.conf))
+    ws = params.workspace(args, model, warehouse=warehouse)
     checked, violations = ws.validate_data()
     for lat in ws.model.lattices:
         print(f"   lattice {lat.name}: {len(lat.nodes)} tables, {len(lat.columns)} columns")

@@ -10,21 +10,22 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from importlib import import_module
 
-from mvlattice.cli import commands
+from mvlattice.cli import (
+    cmd_jobs,
+    cmd_plan,
+    cmd_profile,
+    cmd_rewrite,
+    cmd_serve,
+    cmd_suggest,
+    commands,
+)
+from mvlattice.cli.params import spark_options, whole_number
 from mvlattice.errors import MvlatticeError, UsageError
 
-# Modules that add commands: each has `register(subparsers)` adding its parsers, each parser
-# with `set_defaults(handler=...)`. Later features add their module here.
-COMMAND_MODULES: tuple[str, ...] = (
-    "mvlattice.cli.cmd_plan",
-    "mvlattice.cli.cmd_jobs",
-    "mvlattice.cli.cmd_suggest",
-    "mvlattice.cli.cmd_serve",
-    "mvlattice.cli.cmd_profile",
-    "mvlattice.cli.cmd_rewrite",
-)
+# Modules that add commands, in the order `--help` lists them: each has `register(subparsers)`
+# adding its parsers, each parser with `set_defaults(handler=...)`.
+COMMAND_MODULES = (cmd_plan, cmd_jobs, cmd_suggest, cmd_serve, cmd_profile, cmd_rewrite)
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -103,53 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json", action="store_true", help='print {"columns": [...], "rows": [[...], ...]}'
     )
-    p.add_argument("--limit", type=_positive_int, default=None, help="return at most N rows")
+    p.add_argument("--limit", type=whole_number, default=None, help="return at most N rows")
     spark_options(p)
     p.set_defaults(handler=commands.sql)
 
     p = sub.add_parser("demo", help="the main job end to end on FoodMart (embedded Spark)")
     spark_options(p)
     p.set_defaults(handler=commands.demo)
-    for name in COMMAND_MODULES:
-        import_module(name).register(sub)
+    for module in COMMAND_MODULES:
+        module.register(sub)
     return parser
-
-
-def spark_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--warehouse",
-        help="warehouse directory or URI (default $MVLATTICE_WAREHOUSE or ./warehouse)",
-    )
-    p.add_argument(
-        "--master",
-        help="Spark master (default $MVLATTICE_MASTER, $SPARK_MASTER, "
-        "the model's spark.master, or local[*])",
-    )
-    p.add_argument(
-        "--conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        type=_conf_pair,
-        help="a Spark setting; repeat for several",
-    )
-
-
-def _conf_pair(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"'{text}' is not KEY=VALUE")
-    return key.strip(), value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be zero or more")
-    return value
 
 
 __all__ = ["main", "UsageError"]

@@ -1,0 +1,95 @@
+"""The options several commands share, declared once, and the one way a command opens its
+workspace (in the manner of dbt-core's `cli/params.py`).
+
+Command modules import this module, never `cli.main`: main imports the command modules.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+
+from mvlattice.workspace import Workspace
+
+MODEL_HELP = "model file (YAML or JSON)"
+
+
+def model_argument(p: argparse.ArgumentParser, text: str = MODEL_HELP) -> None:
+    p.add_argument("model", help=text)
+
+
+def json_option(p: argparse.ArgumentParser, text: str = "print a JSON document") -> None:
+    p.add_argument("--json", action="store_true", help=text)
+
+
+def spark_options(p: argparse.ArgumentParser) -> None:
+    """--warehouse, --master and --conf: where the tables are and the Spark that reads them."""
+    p.add_argument(
+        "--warehouse",
+        help="warehouse directory or URI (default $MVLATTICE_WAREHOUSE or ./warehouse)",
+    )
+    p.add_argument(
+        "--master",
+        help="Spark master (default $MVLATTICE_MASTER, $SPARK_MASTER, "
+        "the model's spark.master, or local[*])",
+    )
+    p.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=conf_pair,
+        help="a Spark setting; repeat for several",
+    )
+
+
+def workspace(
+    args: argparse.Namespace,
+    model: str | Path | None = None,
+    *,
+    warehouse: str | None = None,
+    defaults: Mapping[str, str] | None = None,
+) -> Workspace:
+    """The workspace of `model` (default: the `model` argument) with the command's Spark options;
+    `warehouse` overrides --warehouse, `defaults` are Spark settings --conf may override."""
+    return Workspace(
+        args.model if model is None else model,
+        warehouse=args.warehouse if warehouse is None else warehouse,
+        master=args.master,
+        conf={**(defaults or {}), **dict(args.conf)},
+    )
+
+
+def conf_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"'{text}' is not KEY=VALUE")
+    return key.strip(), value
+
+
+def whole_number(text: str) -> int:
+    """An argument that is a whole number, zero or more."""
+    return _integer(text, 0, "must be zero or more")
+
+
+def at_least_one(text: str) -> int:
+    """An argument that is a whole number, 1 or more."""
+    return _integer(text, 1, "must be at least 1")
+
+
+def port(text: str) -> int:
+    value = whole_number(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError("a port is 1 to 65535")
+    return value
+
+
+def _integer(text: str, minimum: int, below: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(below)
+    return value
