@@ -17,13 +17,23 @@ from mvlattice.spark import build_session, resolve_master, spark_conf
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from mvlattice.jobs.batch import BatchResult, Progress
+    from mvlattice.jobs.catalog import CatalogAvailability, CatalogEntry
+    from mvlattice.lattice.lattice import Lattice
+    from mvlattice.lattice.statistic_provider import StatisticProvider
     from mvlattice.model.checks import Violation
     from mvlattice.model.constraints import Constraint
-    from mvlattice.plan.planner import LatticePlan
+    from mvlattice.mvrewrite.model_context import RewriteContext
+    from mvlattice.mvrewrite.rewriter import QueryResult, RewriteResult
+    from mvlattice.plan.planner import LatticePlan, WorkloadInput
+    from mvlattice.plan.workload import Workload
+    from mvlattice.statistics.profile import Profile
 
 
 # Runs the SQL a query comes to: (sql, row limit) -> (columns, rows).
 Runner = Callable[[str, int | None], tuple[list[str], list[tuple[Any, ...]]]]
+# Hears one line of what a long step does (the planner, the statistics provider).
+Say = Callable[[str], None]
 
 
 class Workspace:
@@ -116,9 +126,9 @@ class Workspace:
         lattice: str | None = None,
         max_tiles: int | None = None,
         max_rows: float | None = None,
-        workload: Any = None,
+        workload: WorkloadInput = None,
         provider: str | None = None,
-        progress: Any = None,
+        progress: Say | None = None,
         max_size: int | None = None,
     ) -> LatticePlan:
         """Choose tiles for a lattice (HRU96); see mvlattice.plan.planner.plan_model.
@@ -136,7 +146,7 @@ class Workspace:
         if workload is None:
             workload = self._logged_workload(progress, only=chosen).get(chosen)
 
-        def stats(lat):  # a Lattice -> its StatisticProvider
+        def stats(lat: Lattice) -> StatisticProvider:
             return provider_for(
                 self.spark,
                 self.model,
@@ -162,10 +172,10 @@ class Workspace:
         *,
         full: bool = False,
         max_tiles: int | None = None,
-        workload: Any = None,
-        progress: Any = None,
-        say: Any = None,
-    ) -> Any:
+        workload: WorkloadInput | Mapping[str, WorkloadInput] = None,
+        progress: Progress | None = None,
+        say: Say | None = None,
+    ) -> BatchResult:
         """Build declared materializations and the declared and planned tiles (HRU96, for
         `algorithm: true` lattices) as Delta tables, skipping fresh ones; a jobs BatchResult.
         The plan weighs `workload` (as `plan` takes it), else the queries of the warehouse's
@@ -179,14 +189,14 @@ class Workspace:
                            max_tiles=max_tiles, workload=workload, progress=progress,
                            say=say)  # fmt: skip
 
-    def _logged_workload(self, say: Any, only: str | None = None) -> dict[str, Any]:
+    def _logged_workload(self, say: Say | None, only: str | None = None) -> dict[str, Workload]:
         """Per lattice (or just lattice `only`), the logged queries that read its fact table
         (none: plain HRU)."""
         from mvlattice.plan.workload import workload_from_sql
         from mvlattice.querylog.log import query_log_weighted
 
         logged = query_log_weighted(self.warehouse, spark=self.spark)
-        found: dict[str, Any] = {}
+        found: dict[str, Workload] = {}
         lattices = [lat for lat in self.model.lattices if only in (None, lat.name)]
         for lat in lattices if logged else ():
             workload = workload_from_sql(logged, lat)
@@ -198,8 +208,8 @@ class Workspace:
         return found
 
     def materialize_plan(
-        self, plan: LatticePlan, *, full: bool = False, progress: Any = None
-    ) -> Any:
+        self, plan: LatticePlan, *, full: bool = False, progress: Progress | None = None
+    ) -> BatchResult:
         """Build exactly the tiles of `plan` (from `plan(...)`, with whatever workload and
         statistics it was made), skipping fresh ones, and remember it as its lattice's plan
         (the catalog lists it, `gc` keeps its tiles); a jobs BatchResult. Unlike `materialize`
@@ -216,8 +226,8 @@ class Workspace:
         tile: str | None = None,
         *,
         full: bool = False,
-        progress: Any = None,
-    ) -> Any:
+        progress: Progress | None = None,
+    ) -> BatchResult:
         """Bring tiles and materializations up to date: incrementally when only rows were
         appended to the fact table, else in full; a jobs BatchResult saying which and why."""
         from mvlattice.jobs.api import refresh
@@ -225,7 +235,7 @@ class Workspace:
         return refresh(self.spark, self.model, self.warehouse, lattice=lattice, tile=tile,
                        full=full, progress=progress)  # fmt: skip
 
-    def tiles(self, lattice: str | None = None) -> Any:
+    def tiles(self, lattice: str | None = None) -> tuple[CatalogEntry, ...]:
         """The tile catalog: a tuple of jobs CatalogEntry (status, rows, versions, hits)."""
         from mvlattice.jobs.api import tiles
 
@@ -237,8 +247,8 @@ class Workspace:
         max_size: int = 3,
         provider: str | None = None,
         *,
-        progress: Any = None,
-    ) -> Any:
+        progress: Say | None = None,
+    ) -> Profile:
         """Distinct counts of a lattice's column sets, its unique keys and FDs (a statistics
         Profile), cached by the source tables' Delta versions; `progress(line)` hears passes."""
         from mvlattice.statistics.factory import profile_lattice
@@ -247,7 +257,7 @@ class Workspace:
         return profile_lattice(self.spark, self.model, name, kind=provider, max_size=max_size,
                                warehouse=self.warehouse, progress=progress)  # fmt: skip
 
-    def rewrite(self, sql: str, explain: bool = True, use_index: bool = True) -> Any:
+    def rewrite(self, sql: str, explain: bool = True, use_index: bool = True) -> RewriteResult:
         """The query rewritten onto tiles and materialized views (nothing runs): a mvrewrite
         RewriteResult (rewritten, sql, materializations, explain). Views and their freshness
         come from the tile catalog; unsupported SQL comes back unrewritten with the reason.
@@ -264,7 +274,7 @@ class Workspace:
         limit: int | None = None,
         use_index: bool = True,
         runner: Runner | None = None,
-    ) -> Any:
+    ) -> QueryResult:
         """Run a query, rewritten first unless `rewrite=False`; a mvrewrite QueryResult
         (columns, rows, the RewriteResult, elapsed_ms). Views used get their hit counted.
         `runner(sql, limit)` runs the SQL that results (the service's sandbox); by default it
@@ -292,7 +302,7 @@ class Workspace:
             self._count_hits(result.materializations)
         return QueryResult(tuple(columns), tuple(rows), result, elapsed)
 
-    def _rewrite_views(self) -> tuple[Any, Any]:
+    def _rewrite_views(self) -> tuple[RewriteContext, CatalogAvailability]:
         """Tiles (declared, built, planned) with row counts, and their freshness, from the
         jobs catalog; the rewrite context is prepared once per set of tiles."""
         from mvlattice.jobs.catalog import CatalogAvailability, model_targets
@@ -357,8 +367,10 @@ def _peek_settings(path: Path) -> dict[str, Any]:
         return {}  # load_model reports it properly
     if not isinstance(doc, Mapping):
         return {}
-    spark = doc.get("spark") if isinstance(doc.get("spark"), Mapping) else {}
-    conf = spark.get("conf") if isinstance(spark.get("conf"), Mapping) else {}
+    spark = doc.get("spark")
+    spark = spark if isinstance(spark, Mapping) else {}
+    conf = spark.get("conf")
+    conf = conf if isinstance(conf, Mapping) else {}
     out: dict[str, Any] = {
         "conf": {
             str(k): str(v).lower() if isinstance(v, bool) else str(v)

@@ -14,6 +14,7 @@ from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.garbage import BuiltTile, Garbage, choose_garbage
 from mvlattice.jobs.planning import plan_targets, planned_tiles
 from mvlattice.jobs.record import TileRecord
+from mvlattice.jobs.status import BuildStatus, RefreshPath
 from mvlattice.jobs.targets import (
     Target,
     declared_targets,
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from mvlattice.model.loader import Model
-    from mvlattice.plan.planner import LatticePlan
+    from mvlattice.plan.planner import LatticePlan, WorkloadInput
 
 
 def materialize(
@@ -39,7 +40,7 @@ def materialize(
     lattice: str | None = None,
     full: bool = False,
     max_tiles: int | None = None,
-    workload: object = None,
+    workload: WorkloadInput | Mapping[str, WorkloadInput] = None,
     progress: Progress | None = None,
     say: Callable[[str], None] | None = None,
     trigger: str = "api",
@@ -63,8 +64,8 @@ def materialize(
                 BuildResult(
                     f"plan of lattice '{lat.name}'",
                     "plan",
-                    "failed",
-                    "none",
+                    BuildStatus.FAILED,
+                    RefreshPath.NONE,
                     reason,
                     error=_first_line(exc),
                 )

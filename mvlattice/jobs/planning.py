@@ -12,7 +12,7 @@ from mvlattice.jobs.targets import Target, tile_target
 from mvlattice.lattice.lattice import Lattice
 
 if TYPE_CHECKING:
-    from mvlattice.plan.planner import LatticePlan
+    from mvlattice.plan.planner import LatticePlan, WorkloadInput
 
 # Planning profiles single columns only, then the planner counts exactly the sets it needs: all
 # pairs of a wide lattice cost a sketch each per row (SSB's 60 columns: 1,830 sketches, over
@@ -25,7 +25,7 @@ def planned_tiles(
     lattice: Lattice,
     *,
     max_tiles: int | None = None,
-    workload: object = None,
+    workload: WorkloadInput = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[Target, ...]:
     """The lattice's planned tiles (declared ones included, as declared); none unless the
