@@ -38,10 +38,6 @@ def commit_location(location: str, version: int) -> str:
     return join_location(location, "_delta_log", f"{version:020d}.json")
 
 
-def is_delta(spark: SparkSession | None, location: str) -> bool:
-    return latest_version(spark, location) is not None
-
-
 def latest_version(spark: SparkSession | None, location: str) -> int | None:
     """The table's newest commit version; None when there is no Delta table there."""
     try:

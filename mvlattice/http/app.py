@@ -251,8 +251,7 @@ def _ops_routes(app: FastAPI, service: Service) -> None:
         return {"status": status, "models": list(service.backend.models()),
                 "queries": gate.state()}  # fmt: skip
 
-    # Not (yet) in the OpenAPI document, whose list of paths is a tested contract: these two
-    # serve the status page first; README lists them.
+    # These two serve the status page first (and any client: README lists them).
     @app.get("/v1/querylog", response_model=QueryLogList, responses=errors(400, 401))
     async def querylog(limit: int = Query(100, ge=0, le=HISTORY)) -> dict[str, Any]:
         """The newest rewrite/query requests since the service started, newest first (the

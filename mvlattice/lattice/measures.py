@@ -58,25 +58,6 @@ def stored_columns(measure: Measure) -> tuple[StoredColumn, ...]:
     return (StoredColumn(name, agg, args, False, rollup),)
 
 
-def measure_value_sql(measure: Measure, quote: Callable[[str], str] = identifier) -> str:
-    """The measure's value over its stored columns (AVG needs a division)."""
-    cols = stored_columns(measure)
-    if measure.agg == "avg" and not measure.distinct:
-        return f"({quote(cols[0].name)} / {quote(cols[1].name)})"
-    return quote(cols[0].name)
-
-
-def can_roll_up(measure: Measure, grouping: tuple[str, ...] = ()) -> bool:
-    """Whether a tile's measure can be re-aggregated to a coarser grouping.
-
-    COUNT(DISTINCT x) rolls up only when x is among the finer tile's grouping columns, and then
-    it is recomputed as COUNT(DISTINCT x) over that tile rather than from a stored column.
-    """
-    if measure.distinct:
-        return all(a in grouping for a in measure.args)
-    return all(c.rollup is not None for c in stored_columns(measure))
-
-
 def base_aggregate_sql(column: StoredColumn, expressions: dict[str, str]) -> str:
     """SQL computing a stored column from base rows; `expressions` maps label -> SQL."""
     if not column.args:

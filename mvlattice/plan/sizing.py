@@ -48,10 +48,6 @@ def sizes(
     return out
 
 
-def can_count(stats: StatisticProvider) -> bool:
-    return isinstance(stats, CountingProvider)
-
-
 def count_missing(stats: StatisticProvider, sets: Iterable[ColumnSet]) -> bool:
     """Count (one pass) those of `sets` the provider has not counted, first MAX_COUNTED of
     them; says whether anything was counted. Non-counting providers count nothing."""

@@ -1,5 +1,5 @@
 """Building tiles and materializations as Delta tables on real Spark and Delta: cheapest
-source, recorded versions, the catalog, registration, freshness, auto tiles, gc, and a failing
+source, recorded versions, the catalog, registration, freshness, gc, and a failing
 tile that does not stop the batch."""
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ import pytest
 from mvlattice.delta.log import latest_version
 from mvlattice.jobs import tables
 from mvlattice.jobs.api import collect_garbage
-from mvlattice.jobs.auto import AutoTiles
+from mvlattice.jobs.batch import run_batch
 from mvlattice.jobs.catalog import CatalogAvailability, register_tiles
-from mvlattice.jobs.targets import tile_location_of
+from mvlattice.jobs.context import JobContext
+from mvlattice.jobs.targets import tile_location_of, tile_target
 from mvlattice.jobs.tilesql import star_tile_sql
+from mvlattice.lattice.lattice import TileSpec
 from mvlattice.workspace import Workspace
 from tests.integration.test_jobs_support import (
     ALL_TILES,
@@ -122,7 +124,7 @@ def test_catalog_records_versions_rows_and_stays_registered(built, spark) -> Non
     assert spark.table(fine).count() == entry.rows
 
 
-def test_availability_hits_auto_tiles_and_gc(built, spark) -> None:  # noqa: ANN001
+def test_availability_hits_and_gc(built, spark) -> None:  # noqa: ANN001
     ws, _, _ = built
     available = CatalogAvailability(spark, ws.model, ws.warehouse)
     year = tile_name(ws, ("the_year",))
@@ -133,12 +135,11 @@ def test_availability_hits_auto_tiles_and_gc(built, spark) -> None:  # noqa: ANN
     available.record_hit(year)
     assert next(e for e in ws.tiles() if e.name == year).hits == 2
 
-    auto = AutoTiles(spark, ws.model, ws.warehouse)
-    target = auto.request(f"{SCHEMA}_star", ["the_month", "category"])
-    (result,) = auto.wait(timeout=600)
-    auto.shutdown()
+    lattice = ws.model.lattice(f"{SCHEMA}_star")  # a tile the model neither declares nor plans
+    spec = TileSpec(lattice.name, ("category", "the_month"), lattice.default_measures)
+    target = tile_target(spec, ws.warehouse, "planned")
+    (result,) = run_batch(JobContext.open(spark, ws.model, ws.warehouse), (target,)).results
     assert result.status == "built" and result.path == "rollup"
-    assert target.spec.dimensions == ("category", "the_month")  # lattice order
     assert available.state(target.name).code == "FRESH"
     assert target.name in {e.name for e in ws.tiles()}
 

@@ -34,10 +34,6 @@ LANDING = PAGES[0]
 CURRENT = ' aria-current="page"'
 
 
-def page_by_slug(slug: str) -> Page | None:
-    return next((p for p in PAGES if p.slug == slug), None)
-
-
 def shell(page: Page, needs_token: bool = False) -> str:
     """The whole document of one page: nav, token box, the (empty) content and the script.
     `needs_token` lets the script ask for the token before its first request (no 401s)."""
