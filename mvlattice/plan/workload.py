@@ -11,7 +11,7 @@ from a file:
   weight: N}]`, `filters` and `weight` (default 1) optional; a label may also be written as an
   `[alias, column]` pair.
 
-SQL is parsed with sqlglot (Spark dialect) and mapped to lattice labels by `workload_sql`.
+SQL is parsed with sqlglot (Spark dialect) and mapped to lattice labels by `workload_asks`.
 Statements that never read the lattice's fact table are ignored and counted.
 """
 
@@ -31,7 +31,7 @@ import yaml
 from mvlattice.document import suggest
 from mvlattice.errors import NotFoundError, UsageError
 from mvlattice.lattice.lattice import Lattice
-from mvlattice.plan.workload_sql import statement_asks, target
+from mvlattice.plan.workload_asks import statement_asks, target
 
 
 @dataclass(frozen=True, slots=True)

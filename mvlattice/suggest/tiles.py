@@ -1,7 +1,7 @@
 """Tiles for the logged workload, and the declared tiles the log never needed.
 
 The workload of a lattice is what its queries ask of it, read by the tile planner's own SQL
-mapper (`workload_sql.statement_asks`: each aggregate block's group-by and filtered columns
+mapper (`workload_asks.statement_asks`: each aggregate block's group-by and filtered columns
 as lattice labels), weighted by how often each query ran; the planner's weighted HRU96 greedy
 (`planner.plan_lattice`) picks the tiles. Two adaptations, both outside the mapper:
 
@@ -26,7 +26,7 @@ from mvlattice.lattice.statistic_provider import StatisticProvider
 from mvlattice.plan.candidates import canonical, canonical_labels
 from mvlattice.plan.planner import LatticePlan, PlannedTile, plan_lattice
 from mvlattice.plan.workload import Workload, WorkloadQuery, merge
-from mvlattice.plan.workload_sql import Target, statement_asks, target
+from mvlattice.plan.workload_asks import LatticeIndex, statement_asks, target
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ def lattice_asks(
     lattice: Lattice, queries: Sequence[ParsedQuery], views: Views | None = None
 ) -> tuple[QueryAsk, ...]:
     """Every aggregate block of the queries, as lattice labels (see the module docstring)."""
-    targets: dict[frozenset[str], Target] = {}
+    targets: dict[frozenset[str], LatticeIndex] = {}
     asks = []
     for query in queries:
         aliases = (views or {}).get(query.id) or frozenset(n.alias for n in lattice.nodes)
