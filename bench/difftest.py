@@ -18,14 +18,14 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path.pop(0)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
+import argparse
+import json
+import tempfile
+import time
 
-from mvlattice.proof import difftest  # noqa: E402
-from mvlattice.proof.stars import STARS  # noqa: E402
-from mvlattice.spark import build_session, spark_conf  # noqa: E402
+from mvlattice.proof import difftest
+from mvlattice.proof.stars import STARS
+from mvlattice.spark import build_session, spark_conf
 
 DEFAULT_WAREHOUSE = Path(tempfile.gettempdir()) / "mvlattice-difftest"
 

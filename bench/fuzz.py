@@ -16,15 +16,15 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path.pop(0)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
-import logging  # noqa: E402
-import os  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-from collections import Counter  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from typing import Any  # noqa: E402
+import argparse
+import logging
+import os
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 
 def main(argv: list[str] | None = None) -> int:

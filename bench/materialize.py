@@ -25,17 +25,17 @@ from pathlib import Path
 if Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-import argparse  # noqa: E402
-import shutil  # noqa: E402
-import tempfile  # noqa: E402
-import textwrap  # noqa: E402
-import time  # noqa: E402
+import argparse
+import shutil
+import tempfile
+import textwrap
+import time
 
-from mvlattice.jobs.batch import BatchResult, run_batch  # noqa: E402
-from mvlattice.jobs.context import JobContext  # noqa: E402
-from mvlattice.jobs.planning import planned_tiles  # noqa: E402
-from mvlattice.jobs.targets import declared_targets  # noqa: E402
-from mvlattice.workspace import Workspace  # noqa: E402
+from mvlattice.jobs.batch import BatchResult, run_batch
+from mvlattice.jobs.context import JobContext
+from mvlattice.jobs.planning import planned_tiles
+from mvlattice.jobs.targets import declared_targets
+from mvlattice.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = 10_000_000
@@ -82,7 +82,7 @@ schemas:
 """
 
 
-def session(warehouse: Path):  # noqa: ANN201 - a SparkSession
+def session(warehouse: Path):  # a SparkSession
     from mvlattice.spark import build_session, spark_conf
 
     conf = spark_conf("local[2]", str(warehouse), ({"spark.sql.shuffle.partitions": "8"},))
@@ -102,7 +102,7 @@ def fact_sql(first: int, count: int) -> str:
         from range({first}, {first + count})"""
 
 
-def synthetic_star(spark, base: Path, rows: int) -> Path:  # noqa: ANN001
+def synthetic_star(spark, base: Path, rows: int) -> Path:
     """Write the synthetic star's tables under `base` and its model; returns the model path."""
     tables = {
         "dates": "select cast(id as int) as date_id, date_add(date'2018-01-01', cast(id as int))"
@@ -122,14 +122,14 @@ def synthetic_star(spark, base: Path, rows: int) -> Path:  # noqa: ANN001
     return model
 
 
-def checksums(spark, result: BatchResult) -> dict[str, tuple]:  # noqa: ANN001
+def checksums(spark, result: BatchResult) -> dict[str, tuple]:
     return {
         r.target: tuple(spark.sql(f"select count(*), sum(hash(*)) from {r.target}").first())
         for r in result.results
     }
 
 
-def compare(spark, ctx: JobContext, targets, title: str, warmup: str) -> float:  # noqa: ANN001
+def compare(spark, ctx: JobContext, targets, title: str, warmup: str) -> float:
     """Rebuild every target star-only, then with rollups; print both, return the ratio.
     `warmup` (a scan of the fact table) runs first so both modes read warm files."""
     spark.sql(warmup).collect()
@@ -156,7 +156,7 @@ def compare(spark, ctx: JobContext, targets, title: str, warmup: str) -> float: 
     return ratio
 
 
-def foodmart(spark, warehouse: Path, max_tiles: int) -> float:  # noqa: ANN001
+def foodmart(spark, warehouse: Path, max_tiles: int) -> float:
     from mvlattice.datasets import foodmart as dataset
 
     dataset.load(spark, str(warehouse), progress=lambda _line: None)
@@ -169,7 +169,7 @@ def foodmart(spark, warehouse: Path, max_tiles: int) -> float:  # noqa: ANN001
     )
 
 
-def synthetic(spark, warehouse: Path, rows: int) -> float:  # noqa: ANN001
+def synthetic(spark, warehouse: Path, rows: int) -> float:
     t0 = time.perf_counter()
     model = synthetic_star(spark, warehouse / "synth", rows)
     print(f"\nsynthetic star: {rows:,} fact rows written in {time.perf_counter() - t0:.1f} s")

@@ -85,14 +85,14 @@ TABLES = {
 }
 
 
-def session(warehouse: Path):  # noqa: ANN201 - a SparkSession
+def session(warehouse: Path):  # a SparkSession
     from mvlattice.spark import build_session, spark_conf
 
     conf = spark_conf("local[2]", str(warehouse), ({"spark.sql.shuffle.partitions": "8"},))
     return build_session("local[2]", str(warehouse), conf, app_name="mvlattice-bench-profile")
 
 
-def make_star(spark, base: Path, rows: int) -> Path:  # noqa: ANN001
+def make_star(spark, base: Path, rows: int) -> Path:
     for name, sql in TABLES.items():
         frame = spark.sql(sql.format(rows=rows))
         if name == "sales":  # store_id follows the customer, except when the customer wanders
@@ -113,7 +113,7 @@ def make_star(spark, base: Path, rows: int) -> Path:  # noqa: ANN001
     return model
 
 
-def exact_one(spark, lattice, columns: tuple[str, ...]) -> float:  # noqa: ANN001
+def exact_one(spark, lattice, columns: tuple[str, ...]) -> float:
     cols = ", ".join(f"`{c}`" for c in columns)
     star = lattice.star_sql(columns)
     text = f"SELECT count(*) AS n FROM (SELECT {cols} FROM ({star}) AS star GROUP BY {cols}) g"
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace, warehouse: Path) -> None:
     estimator_errors(ws.spark, lattice, approx, sets, rng, args.estimate_sets)
 
 
-def estimator_errors(spark, lattice, approx, sets, rng, n: int) -> None:  # noqa: ANN001
+def estimator_errors(spark, lattice, approx, sets, rng, n: int) -> None:
     labels = lattice.labels
     profile = build_profile(lattice.name, labels, approx, "sketch", tolerance=TOLERANCE)
     fds = [str(f) for f in profile.dependencies]

@@ -23,16 +23,16 @@ HERE = Path(__file__).resolve().parent
 if Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-import argparse  # noqa: E402
-import shutil  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
+import argparse
+import shutil
+import tempfile
+import time
 
-from mvlattice.jobs.batch import BatchResult, run_batch  # noqa: E402
-from mvlattice.jobs.context import JobContext  # noqa: E402
-from mvlattice.jobs.planning import planned_tiles  # noqa: E402
-from mvlattice.jobs.targets import declared_targets  # noqa: E402
-from mvlattice.workspace import Workspace  # noqa: E402
+from mvlattice.jobs.batch import BatchResult, run_batch
+from mvlattice.jobs.context import JobContext
+from mvlattice.jobs.planning import planned_tiles
+from mvlattice.jobs.targets import declared_targets
+from mvlattice.workspace import Workspace
 
 _spec = importlib.util.spec_from_file_location("bench_materialize", HERE / "materialize.py")
 assert _spec is not None and _spec.loader is not None
@@ -43,7 +43,7 @@ fact_sql, session = bench_materialize.fact_sql, bench_materialize.session
 synthetic_star = bench_materialize.synthetic_star
 
 
-def timed(label: str, run) -> tuple[BatchResult, float]:  # noqa: ANN001
+def timed(label: str, run) -> tuple[BatchResult, float]:
     t0 = time.perf_counter()
     result = run()
     seconds = time.perf_counter() - t0
@@ -52,7 +52,7 @@ def timed(label: str, run) -> tuple[BatchResult, float]:  # noqa: ANN001
     return result, seconds
 
 
-def compare(spark, ctx: JobContext, targets, append, title: str) -> float:  # noqa: ANN001
+def compare(spark, ctx: JobContext, targets, append, title: str) -> float:
     """Build, append 1 %, then time incremental, full and star-only refreshes."""
     timed("materialize", lambda: run_batch(ctx, targets))
     appended = append()
@@ -78,7 +78,7 @@ def compare(spark, ctx: JobContext, targets, append, title: str) -> float:  # no
     return t_full / t_inc
 
 
-def foodmart(spark, warehouse: Path, max_tiles: int) -> float:  # noqa: ANN001
+def foodmart(spark, warehouse: Path, max_tiles: int) -> float:
     from mvlattice.datasets import foodmart as dataset
 
     dataset.load(spark, str(warehouse), progress=lambda _line: None)
@@ -96,7 +96,7 @@ def foodmart(spark, warehouse: Path, max_tiles: int) -> float:  # noqa: ANN001
     return compare(spark, ctx, targets, append, f"FoodMart planned tiles (max {max_tiles})")
 
 
-def synthetic(spark, warehouse: Path, rows: int) -> float:  # noqa: ANN001
+def synthetic(spark, warehouse: Path, rows: int) -> float:
     model = synthetic_star(spark, warehouse / "synth", rows)
     ws = Workspace(model, warehouse=str(warehouse))
     ctx = JobContext.open(ws.spark, ws.model, ws.warehouse, trigger="bench")

@@ -618,7 +618,7 @@ def report_mixed(r: dict, as_json: bool) -> None:
         print(json.dumps(r))
 
 
-def run_mixed(args: argparse.Namespace, url: str, token: str | None, server, root) -> int:  # noqa: ANN001
+def run_mixed(args: argparse.Namespace, url: str, token: str | None, server, root) -> int:
     warehouse = str(server.warehouse) if server is not None else "/tmp/mvlattice-warehouse"
     data = str(server.model.parent / "data") if server is not None else "/tmp/mvlattice-data"
     try:
@@ -651,7 +651,7 @@ def run_mixed(args: argparse.Namespace, url: str, token: str | None, server, roo
 
 
 # -- a self-contained server ---------------------------------------------------------------------
-def start_server(root: Path):  # noqa: ANN201 - a tests.integration Server
+def start_server(root: Path):  # a tests.integration Server
     from mvlattice.spark import build_session, spark_conf
     from tests.integration.test_service_support import make_shop, start, wait_for_job
 
@@ -680,7 +680,7 @@ class NullBackend:
     def ready(self) -> bool:
         return True
 
-    def rewrite(self, sql: str, explain: bool, model: str | None):  # noqa: ANN201
+    def rewrite(self, sql: str, explain: bool, model: str | None):
         from mvlattice.http.backend import Rewritten
 
         doc = {"rewritten": False, "sql": sql, "materializations": [], "explain": []}
@@ -698,7 +698,7 @@ def null_server(port: int) -> None:
     uvicorn.run(create_app(service), host="127.0.0.1", port=port, log_level="warning")
 
 
-def start_null_server():  # noqa: ANN201 - (url, Popen)
+def start_null_server():  # (url, Popen)
     import subprocess
     import urllib.request
 

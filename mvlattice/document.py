@@ -26,7 +26,7 @@ def read_document(path: Path) -> Any:
         if path.suffix.lower() == ".json":
             _check_json_depth(text)
             return json.loads(text)
-        return yaml.load(text, Loader=_DepthLimitedLoader)  # noqa: S506 - a SafeLoader
+        return yaml.load(text, Loader=_DepthLimitedLoader)  # a SafeLoader
     except _TooDeep as exc:
         where = f"line {exc.line}, column {exc.column}"
         raise ModelError([Problem(str(path), where, _TOO_DEEP)]) from None
@@ -49,7 +49,7 @@ MAX_DEPTH = 64
 _TOO_DEEP = f"model nests deeper than {MAX_DEPTH} levels (lists and mappings inside each other)"
 
 
-class _TooDeep(Exception):  # noqa: N818 - internal signal, becomes a ModelError
+class _TooDeep(Exception):  # internal signal, becomes a ModelError
     def __init__(self, line: int, column: int) -> None:
         super().__init__(f"line {line}, column {column}")
         self.line, self.column = line, column

@@ -91,7 +91,7 @@ def build_session(
 def _jvm_stdout_to(spark: SparkSession, path: Path) -> None:
     """What the JVM prints to System.out (Delta's VACUUM reports deleted files there) goes to
     the Spark log, never into a command's output (`--json` must stay one document)."""
-    jvm = spark._jvm  # noqa: SLF001 - no public way to reach System.out
+    jvm = spark._jvm  # no public way to reach System.out
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         stream = jvm.java.io.FileOutputStream(str(path), True)
@@ -137,7 +137,7 @@ def _jvm_stderr_to(path: Path) -> Iterator[None]:
 def _jvm_running() -> bool:
     from pyspark import SparkContext
 
-    return SparkContext._jvm is not None  # noqa: SLF001 - no public way to ask
+    return SparkContext._jvm is not None  # no public way to ask
 
 
 def _join(base: str, part: str) -> str:

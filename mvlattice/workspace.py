@@ -351,7 +351,7 @@ class Workspace:
 
 def open(
     model: str | os.PathLike[str],
-    warehouse: str | None = None,  # noqa: A001
+    warehouse: str | None = None,
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
 ) -> Workspace:

@@ -86,7 +86,7 @@ def refresh(args: argparse.Namespace) -> int:
     return _report(args, result)
 
 
-def _report(args: argparse.Namespace, result) -> int:  # noqa: ANN001 - a BatchResult
+def _report(args: argparse.Namespace, result) -> int:  # a BatchResult
     from mvlattice.jobs.api import summarize
 
     if args.json:
@@ -104,10 +104,10 @@ def _report(args: argparse.Namespace, result) -> int:  # noqa: ANN001 - a BatchR
     return 0 if result.ok else 1
 
 
-def _progress_bar():  # noqa: ANN202 - a jobs.batch.Progress
+def _progress_bar():  # a jobs.batch.Progress
     width = 20
 
-    def show(event) -> None:  # noqa: ANN001 - a ProgressEvent
+    def show(event) -> None:  # a ProgressEvent
         done = event.index - (event.result is None)
         bar = "#" * (width * done // event.total) + "." * (width - width * done // event.total)
         head = f"[{bar}] {event.index}/{event.total} {event.target.name}"
@@ -181,7 +181,7 @@ def schedule(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list_schedule(args: argparse.Namespace, targets) -> int:  # noqa: ANN001
+def _list_schedule(args: argparse.Namespace, targets) -> int:
     import datetime as dt
 
     from mvlattice.jobs.scheduler import trigger_for

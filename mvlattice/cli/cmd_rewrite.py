@@ -93,7 +93,7 @@ def query(args: argparse.Namespace) -> int:
     return 0
 
 
-def _log(ws: Workspace, args: argparse.Namespace, started: float, result) -> None:  # noqa: ANN001
+def _log(ws: Workspace, args: argparse.Namespace, started: float, result) -> None:
     """Record the query as the service would, so `materialize` can plan for what is asked."""
     from mvlattice.errors import Outcome
     from mvlattice.querylog.log import Request, log_now

@@ -65,7 +65,7 @@ def datasets(args: argparse.Namespace) -> int:
     return 0
 
 
-def _session(args: argparse.Namespace):  # noqa: ANN202 - (SparkSession, warehouse)
+def _session(args: argparse.Namespace):  # (SparkSession, warehouse)
     from mvlattice.settings import resolve_warehouse
     from mvlattice.spark import build_session, resolve_master, spark_conf
 
@@ -160,7 +160,7 @@ def demo(args: argparse.Namespace) -> int:
     return 1 if violations or not built.ok else 0
 
 
-def _demo_tiles(ws: Workspace):  # noqa: ANN202 - a jobs BatchResult
+def _demo_tiles(ws: Workspace):  # a jobs BatchResult
     """Plan tiles for the demo's queries (a workload, so HRU96 picks the tiles they need, not
     uniform weights' odd ones) and build them; fresh tiles from an earlier run are skipped."""
     from mvlattice.plan.workload import workload_from_sql

@@ -141,7 +141,7 @@ def ensure_artifact() -> Path:
 
 def load(
     spark: SparkSession, warehouse: str, force: bool = False, progress=print
-) -> tuple[LoadedTable, ...]:  # noqa: ANN001 - any print-like callable
+) -> tuple[LoadedTable, ...]:  # any print-like callable
     """Load every FoodMart table into <warehouse>/foodmart/<table> and check its row count."""
     jar = ensure_artifact()
     loaded = []

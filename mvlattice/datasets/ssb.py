@@ -113,7 +113,7 @@ def sizes(sf: float) -> SsbSizes:
 
 def generate(
     spark: SparkSession, warehouse: str, sf: float, force: bool = False, progress=print
-) -> dict[str, int]:  # noqa: ANN001 - any print-like callable
+) -> dict[str, int]:  # any print-like callable
     """Write the five SSB tables as Delta under <warehouse>/ssb_sf<SF>/; returns row counts."""
     n = sizes(sf)
     base = location(warehouse, sf)

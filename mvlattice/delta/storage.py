@@ -55,7 +55,7 @@ def read_text(spark: SparkSession | None, location: str) -> str | None:
         return None
     stream = fs.open(jpath)
     try:
-        jvm = spark._jvm  # type: ignore[union-attr]  # noqa: SLF001
+        jvm = spark._jvm  # type: ignore[union-attr]
         return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
     finally:
         stream.close()
@@ -173,14 +173,14 @@ def _hidden(relative: str) -> bool:
     return any(part.startswith((".", "_")) for part in relative.split("/"))
 
 
-def _child(spark: SparkSession | None, parent, name: str):  # noqa: ANN001, ANN202 - py4j
-    jvm = spark._jvm  # type: ignore[union-attr]  # noqa: SLF001
+def _child(spark: SparkSession | None, parent, name: str):  # py4j
+    jvm = spark._jvm  # type: ignore[union-attr]
     return jvm.org.apache.hadoop.fs.Path(parent, name)
 
 
-def _hadoop(spark: SparkSession | None, location: str):  # noqa: ANN202 - py4j objects
+def _hadoop(spark: SparkSession | None, location: str):  # py4j objects
     if spark is None:
         raise ValueError(f"reading {location} needs a SparkSession")
-    jvm = spark._jvm  # noqa: SLF001 - Hadoop's FileSystem has no Python API
+    jvm = spark._jvm  # Hadoop's FileSystem has no Python API
     path = jvm.org.apache.hadoop.fs.Path(location)
-    return path.getFileSystem(spark._jsc.hadoopConfiguration()), path  # noqa: SLF001
+    return path.getFileSystem(spark._jsc.hadoopConfiguration()), path

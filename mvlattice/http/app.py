@@ -83,7 +83,7 @@ def _query_routes(app: FastAPI, service: Service) -> None:
         """Rewrite a query onto tiles and materializations (no execution)."""
         started = time.perf_counter()
 
-        def work():  # noqa: ANN202
+        def work():
             check_query(req.sql)
             return backend.rewrite(req.sql, req.explain, req.model)
 

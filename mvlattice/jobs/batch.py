@@ -360,7 +360,7 @@ class _Batch:
         )
 
 
-def _fact(ctx: JobContext, lattice: Lattice):  # noqa: ANN202 - the model Table
+def _fact(ctx: JobContext, lattice: Lattice):  # the model Table
     table = ctx.model.table(lattice.root.schema, lattice.root.table)
     if table is None:
         raise MvlatticeError(f"lattice '{lattice.name}': its fact table is not in the model")

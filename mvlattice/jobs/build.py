@@ -132,7 +132,7 @@ def _recorder(
     started: float,
     built_from: str,
     path: str,
-):  # noqa: ANN202 - (rows) -> TileRecord
+):  # (rows) -> TileRecord
     spec = target.spec
     definition = definition_of(ctx.model, target)
 

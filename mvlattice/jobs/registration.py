@@ -29,7 +29,7 @@ SPARK_CATALOG = "_spark_catalog"  # the session's spark.sql.warehouse.dir under 
 def registered_location(spark: SparkSession, name: str) -> str | None:
     """Where the catalog's table `name` (database.table) lives; None when there is no such
     table (or it is a view, which has no location)."""
-    jsession = spark._jsparkSession  # noqa: SLF001 - Spark has no public call for the location
+    jsession = spark._jsparkSession  # Spark has no public call for the location
     state = jsession.sessionState()
     ident = state.sqlParser().parseTableIdentifier(qualified(*name.rsplit(".", 1)))
     catalog = state.catalog()

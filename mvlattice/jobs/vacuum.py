@@ -135,7 +135,7 @@ class _StdoutToStderr:
                     system.setOut(self._saved)
 
     @staticmethod
-    def _system(spark: SparkSession):  # noqa: ANN205 - py4j's java.lang.System, or None
+    def _system(spark: SparkSession):  # py4j's java.lang.System, or None
         jvm = getattr(spark, "_jvm", None)  # None on Spark Connect: nothing to redirect
         return jvm.java.lang.System if jvm is not None else None
 

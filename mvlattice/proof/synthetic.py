@@ -113,7 +113,7 @@ def rows(seed: int = 7) -> dict[str, list[tuple]]:
     return {"sales": sales, "cust": cust, "prod": prod, "cls": cls, "day": day, "promo": promo}
 
 
-def load(spark, warehouse: str) -> None:  # noqa: ANN001 - a SparkSession
+def load(spark, warehouse: str) -> None:  # a SparkSession
     """Write the tables as Delta under <warehouse>/difft/<table>, unless already there (a
     rewrite would make every view built from them stale)."""
     from pathlib import Path

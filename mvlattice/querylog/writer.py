@@ -111,7 +111,7 @@ class QueryLogWriter:
         interval: float = 2.0,
         max_pending: int = 100_000,
         attempts: int = 4,
-        options: LogOptions = LogOptions(),  # noqa: B008 - frozen, so one shared default is safe
+        options: LogOptions = LogOptions(),  # frozen, so one shared default is safe
     ) -> None:
         self.spark, self.warehouse = spark, warehouse
         self.batch, self.interval, self.attempts = batch, interval, max(1, attempts)

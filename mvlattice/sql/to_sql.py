@@ -49,15 +49,15 @@ def _visit(plan: ir.Plan) -> _Partial:
     return globals()[f"visit_{type(plan).__name__}"](plan)
 
 
-def visit_Scan(plan: ir.Scan) -> _Partial:  # noqa: N802
+def visit_Scan(plan: ir.Scan) -> _Partial:
     return _Partial(exp.select().from_(_table(plan), copy=False), FROM)
 
 
-def visit_Derived(plan: ir.Derived) -> _Partial:  # noqa: N802
+def visit_Derived(plan: ir.Derived) -> _Partial:
     return _Partial(exp.select().from_(_derived(plan), copy=False), FROM)
 
 
-def visit_Join(plan: ir.Join) -> _Partial:  # noqa: N802
+def visit_Join(plan: ir.Join) -> _Partial:
     left = _at_most(_visit(plan.left), FROM, plan)
     right = _table(plan.right) if isinstance(plan.right, ir.Scan) else None
     if right is None and isinstance(plan.right, ir.Derived):
@@ -72,7 +72,7 @@ def visit_Join(plan: ir.Join) -> _Partial:  # noqa: N802
     return left
 
 
-def visit_Filter(plan: ir.Filter) -> _Partial:  # noqa: N802
+def visit_Filter(plan: ir.Filter) -> _Partial:
     partial = _visit(plan.input)
     condition = expression(plan.condition)
     if partial.stage <= WHERE:
@@ -83,14 +83,14 @@ def visit_Filter(plan: ir.Filter) -> _Partial:  # noqa: N802
     return _Partial(partial.node, HAVING)
 
 
-def visit_Aggregate(plan: ir.Aggregate) -> _Partial:  # noqa: N802
+def visit_Aggregate(plan: ir.Aggregate) -> _Partial:
     partial = _at_most(_visit(plan.input), WHERE, plan)
     if plan.keys:
         partial.node.group_by(*(expression(k) for k in plan.keys), copy=False)
     return _Partial(partial.node, GROUP)
 
 
-def visit_Project(plan: ir.Project) -> _Partial:  # noqa: N802
+def visit_Project(plan: ir.Project) -> _Partial:
     partial = _at_most(_visit(plan.input), HAVING, plan)
     outputs = [exp.alias_(expression(o.expr), o.name, quoted=True) for o in plan.outputs]
     partial.node.select(*outputs, copy=False)
@@ -99,7 +99,7 @@ def visit_Project(plan: ir.Project) -> _Partial:  # noqa: N802
     return _Partial(partial.node, SELECT)
 
 
-def visit_Sort(plan: ir.Sort) -> _Partial:  # noqa: N802
+def visit_Sort(plan: ir.Sort) -> _Partial:
     partial = _at_most(_visit(plan.input), SELECT, plan)
     keys = [
         exp.Ordered(this=expression(k.expr), desc=k.descending, nulls_first=k.nulls_first)
@@ -109,7 +109,7 @@ def visit_Sort(plan: ir.Sort) -> _Partial:  # noqa: N802
     return _Partial(partial.node, ORDER)
 
 
-def visit_Limit(plan: ir.Limit) -> _Partial:  # noqa: N802
+def visit_Limit(plan: ir.Limit) -> _Partial:
     partial = _at_most(_visit(plan.input), ORDER, plan)
     if plan.count is not None:
         partial.node.set("limit", exp.Limit(expression=exp.Literal.number(plan.count)))
@@ -118,7 +118,7 @@ def visit_Limit(plan: ir.Limit) -> _Partial:  # noqa: N802
     return _Partial(partial.node, LIMIT)
 
 
-def visit_SetOp(plan: ir.SetOp) -> _Partial:  # noqa: N802
+def visit_SetOp(plan: ir.SetOp) -> _Partial:
     kind = SET_OPERATIONS[plan.kind]
     node = plan_sql(plan.inputs[0])
     for other in plan.inputs[1:]:
@@ -157,12 +157,12 @@ def expression(expr: ir.Expr) -> exp.Expr:
     return globals()[f"_sql_{type(expr).__name__}"](expr)
 
 
-def _sql_Column(expr: ir.Column) -> exp.Expr:  # noqa: N802
+def _sql_Column(expr: ir.Column) -> exp.Expr:
     table = _identifier(expr.rel) if expr.rel else None
     return exp.Column(this=_identifier(expr.name), table=table)
 
 
-def _sql_Literal(expr: ir.Literal) -> exp.Expr:  # noqa: N802
+def _sql_Literal(expr: ir.Literal) -> exp.Expr:
     if expr.kind == "number":
         return exp.Literal.number(expr.text)
     if expr.kind == "string":
@@ -174,32 +174,32 @@ def _sql_Literal(expr: ir.Literal) -> exp.Expr:  # noqa: N802
     return exp.Cast(this=exp.Literal.string(expr.text), to=exp.DataType.build(expr.kind.upper()))
 
 
-def _sql_Compare(expr: ir.Compare) -> exp.Expr:  # noqa: N802
+def _sql_Compare(expr: ir.Compare) -> exp.Expr:
     cls = COMPARISONS[expr.op]
     return cls(this=_operand(expr.left), expression=_operand(expr.right))
 
 
-def _sql_And(expr: ir.And) -> exp.Expr:  # noqa: N802
+def _sql_And(expr: ir.And) -> exp.Expr:
     return exp.and_(*(expression(t) for t in expr.terms), copy=False)
 
 
-def _sql_Or(expr: ir.Or) -> exp.Expr:  # noqa: N802
+def _sql_Or(expr: ir.Or) -> exp.Expr:
     return exp.or_(*(expression(t) for t in expr.terms), copy=False)
 
 
-def _sql_Not(expr: ir.Not) -> exp.Expr:  # noqa: N802
+def _sql_Not(expr: ir.Not) -> exp.Expr:
     return exp.Not(this=_operand(expr.term))
 
 
-def _sql_IsNull(expr: ir.IsNull) -> exp.Expr:  # noqa: N802
+def _sql_IsNull(expr: ir.IsNull) -> exp.Expr:
     return exp.Is(this=_operand(expr.term), expression=exp.Null())
 
 
-def _sql_InList(expr: ir.InList) -> exp.Expr:  # noqa: N802
+def _sql_InList(expr: ir.InList) -> exp.Expr:
     return exp.In(this=_operand(expr.term), expressions=[expression(v) for v in expr.values])
 
 
-def _sql_Agg(expr: ir.Agg) -> exp.Expr:  # noqa: N802
+def _sql_Agg(expr: ir.Agg) -> exp.Expr:
     args = [expression(a) for a in expr.args]
     if expr.distinct:
         return AGGREGATES[expr.func](this=exp.Distinct(expressions=args))
@@ -208,7 +208,7 @@ def _sql_Agg(expr: ir.Agg) -> exp.Expr:  # noqa: N802
     return AGGREGATES[expr.func](this=args[0], expressions=args[1:] or None)
 
 
-def _sql_Func(expr: ir.Func) -> exp.Expr:  # noqa: N802
+def _sql_Func(expr: ir.Func) -> exp.Expr:
     cls = getattr(exp, expr.op)
     node = cls(**{key: _arg(value) for key, value in expr.args})
     if isinstance(node, COMPOUND):
@@ -218,7 +218,7 @@ def _sql_Func(expr: ir.Func) -> exp.Expr:  # noqa: N802
     return node
 
 
-def _sql_Subquery(expr: ir.Subquery) -> exp.Expr:  # noqa: N802
+def _sql_Subquery(expr: ir.Subquery) -> exp.Expr:
     query = sqlglot.parse_one(expr.sql, read=DIALECT)
     if expr.kind == "exists":
         return exp.Exists(this=query)

@@ -58,16 +58,16 @@ class HadoopFiles:
         self.spark = spark
 
     def _fs(self, location: str) -> tuple[Any, Any]:
-        jvm = self.spark.sparkContext._jvm  # noqa: SLF001 - Hadoop's FS has no Python API
+        jvm = self.spark.sparkContext._jvm  # Hadoop's FS has no Python API
         path = jvm.org.apache.hadoop.fs.Path(location)
-        conf = self.spark.sparkContext._jsc.hadoopConfiguration()  # noqa: SLF001
+        conf = self.spark.sparkContext._jsc.hadoopConfiguration()
         return path.getFileSystem(conf), path
 
     def read(self, location: str) -> str | None:
         fs, path = self._fs(location)
         if not fs.exists(path):
             return None
-        jvm = self.spark.sparkContext._jvm  # noqa: SLF001
+        jvm = self.spark.sparkContext._jvm
         stream = fs.open(path)
         try:
             return jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")

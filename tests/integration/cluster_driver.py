@@ -78,7 +78,7 @@ def _statuses(ws: Any) -> dict[str, str]:
     return {e.name: e.status for e in ws.tiles() if e.kind == "tile" and e.status != "missing"}
 
 
-def _executors(spark) -> list[dict]:  # noqa: ANN001
+def _executors(spark) -> list[dict]:
     sc = spark.sparkContext
     url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/executors"
     with urllib.request.urlopen(url, timeout=10) as r:

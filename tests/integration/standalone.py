@@ -93,7 +93,7 @@ class StandaloneCluster:
             )
         )
 
-    def _wait(self, ready, what: str, timeout: float = 120.0) -> None:  # noqa: ANN001
+    def _wait(self, ready, what: str, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

@@ -15,7 +15,7 @@ from mvlattice.proof.stars import FOODMART, SYNTHETIC
 pytestmark = pytest.mark.spark
 
 
-def _prepared(spark, star, warehouse: str, folder: Path, **sizes: int) -> Iterator:  # noqa: ANN001
+def _prepared(spark, star, warehouse: str, folder: Path, **sizes: int) -> Iterator:
     database = spark.catalog.currentDatabase()
     prepared = difftest.prepare(spark, star, warehouse, folder, seed=1, **sizes)
     spark.catalog.setCurrentDatabase(database)  # the workspace chose the model's schema
@@ -24,13 +24,13 @@ def _prepared(spark, star, warehouse: str, folder: Path, **sizes: int) -> Iterat
 
 
 @pytest.fixture(scope="module")
-def synthetic(spark, warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator:  # noqa: ANN001
+def synthetic(spark, warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     folder = tmp_path_factory.mktemp("difftest_synthetic")
     yield from _prepared(spark, SYNTHETIC, str(warehouse), folder, tiles=2, mvs=2)
 
 
 @pytest.fixture(scope="module")
-def foodmart_star(spark, foodmart: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator:  # noqa: ANN001
+def foodmart_star(spark, foodmart: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     folder = tmp_path_factory.mktemp("difftest_foodmart")
     yield from _prepared(spark, FOODMART, str(foodmart), folder, tiles=2, mvs=1)
 
@@ -41,17 +41,17 @@ def _check(report: difftest.Report, queries: int, share: float) -> None:
     assert report.rewritten >= share * queries, report.summary()
 
 
-def test_synthetic_star(synthetic) -> None:  # noqa: ANN001
+def test_synthetic_star(synthetic) -> None:
     assert synthetic.problems == ()
     _check(difftest.run(synthetic, range(1000, 1040)), 40, 0.25)
 
 
-def test_foodmart(foodmart_star) -> None:  # noqa: ANN001
+def test_foodmart(foodmart_star) -> None:
     assert foodmart_star.problems == ()
     _check(difftest.run(foodmart_star, range(2000, 2010)), 10, 0.2)
 
 
-def test_a_wrong_rewrite_is_reported(synthetic) -> None:  # noqa: ANN001
+def test_a_wrong_rewrite_is_reported(synthetic) -> None:
     """The comparison can fail: a lost row, a changed value, SQL Spark rejects."""
     base = (
         "SELECT c.city, COUNT(*) AS n FROM difft.sales AS s "

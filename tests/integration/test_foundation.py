@@ -107,11 +107,11 @@ def test_bad_sql_exits_2_with_one_line(foodmart: Path, capsys) -> None:
     assert len(err.strip().splitlines()) == 1
 
 
-def _write_delta(spark, location: Path, rows: list[tuple], ddl: str) -> None:  # noqa: ANN001
+def _write_delta(spark, location: Path, rows: list[tuple], ddl: str) -> None:
     spark.createDataFrame(rows, ddl).write.format("delta").mode("overwrite").save(str(location))
 
 
-def test_delta_round_trip_and_other_formats(spark, warehouse: Path) -> None:  # noqa: ANN001
+def test_delta_round_trip_and_other_formats(spark, warehouse: Path) -> None:
     base = warehouse / "roundtrip"
     rows = [(1, "a", 2.5), (2, None, None), (2, "b", 1.0)]
     _write_delta(spark, base / "things", rows, "id INT, name STRING, weight DOUBLE")
@@ -143,7 +143,7 @@ def test_delta_round_trip_and_other_formats(spark, warehouse: Path) -> None:  # 
     assert joined == [(1, "x", "hello")]
 
 
-def test_validate_data_reports_duplicate_keys_and_orphans(spark, warehouse: Path, capsys) -> None:  # noqa: ANN001
+def test_validate_data_reports_duplicate_keys_and_orphans(spark, warehouse: Path, capsys) -> None:
     base = warehouse / "broken"
     _write_delta(spark, base / "fact", [(1, 10), (2, 10), (3, 99), (4, None)], "id INT, dim_id INT")
     _write_delta(spark, base / "dim", [(10, "a"), (10, "b"), (11, "c")], "dim_id INT, label STRING")

@@ -60,7 +60,7 @@ QUERIES = [
 ]
 
 
-def write(spark, location: Path, rows: list[tuple], ddl: str) -> None:  # noqa: ANN001
+def write(spark, location: Path, rows: list[tuple], ddl: str) -> None:
     """A Delta table with column mapping: Delta refuses a space in a column name without it."""
     spark.sql(
         f"CREATE TABLE delta.{identifier(str(location))} ({ddl}) USING delta TBLPROPERTIES ("
@@ -71,7 +71,7 @@ def write(spark, location: Path, rows: list[tuple], ddl: str) -> None:  # noqa: 
 
 
 @pytest.fixture(scope="module")
-def ws(spark, warehouse: Path) -> Workspace:  # noqa: ANN001
+def ws(spark, warehouse: Path) -> Workspace:
     base = warehouse / "jobs" / SCHEMA
     sales = [(i % 4, ["a`b", "it's", "x y", None][i % 4], i / 2) for i in range(40)]
     products = [(i, ["O'Neil", "b`c", "d e", "plain"][i % 4]) for i in range(4)]

@@ -37,7 +37,7 @@ STAR = (
 
 
 @pytest.fixture(scope="module")
-def built(spark, warehouse: Path):  # noqa: ANN001, ANN201
+def built(spark, warehouse: Path):
     model = make_shop(spark, warehouse, SCHEMA, ALL_TILES + "- dimensions: [colour]\n")
     ws = Workspace(model, warehouse=str(warehouse))
     # After the model was read, the source loses the column one tile groups by.
@@ -50,7 +50,7 @@ def built(spark, warehouse: Path):  # noqa: ANN001, ANN201
     return ws, result, events
 
 
-def test_tiles_are_built_from_the_cheapest_source(built) -> None:  # noqa: ANN001
+def test_tiles_are_built_from_the_cheapest_source(built) -> None:
     ws, result, events = built
     by_name = {r.target: r for r in result.results}
     fine = tile_name(ws, ("brand", "category", "the_year", "the_month"))
@@ -67,7 +67,7 @@ def test_tiles_are_built_from_the_cheapest_source(built) -> None:  # noqa: ANN00
     assert all(r.status == "built" for r in result.results if r.error is None)
 
 
-def test_tile_contents_equal_the_group_by_over_the_star(built, spark) -> None:  # noqa: ANN001
+def test_tile_contents_equal_the_group_by_over_the_star(built, spark) -> None:
     ws, _, _ = built
     lattice = ws.model.lattices[0]
     for spec in lattice.tiles[:5]:
@@ -91,7 +91,7 @@ def test_tile_contents_equal_the_group_by_over_the_star(built, spark) -> None:  
     )
 
 
-def test_a_failing_tile_is_reported_and_does_not_stop_the_batch(built) -> None:  # noqa: ANN001
+def test_a_failing_tile_is_reported_and_does_not_stop_the_batch(built) -> None:
     ws, result, _ = built
     colour = tile_name(ws, ("colour",))
     (failed,) = result.failed
@@ -106,7 +106,7 @@ def test_a_failing_tile_is_reported_and_does_not_stop_the_batch(built) -> None: 
     assert [r.target for r in again.failed] == [colour]
 
 
-def test_catalog_records_versions_rows_and_stays_registered(built, spark) -> None:  # noqa: ANN001
+def test_catalog_records_versions_rows_and_stays_registered(built, spark) -> None:
     ws, _, _ = built
     fine = tile_name(ws, ("brand", "category", "the_year", "the_month"))
     entry = next(e for e in ws.tiles() if e.name == fine)
@@ -124,7 +124,7 @@ def test_catalog_records_versions_rows_and_stays_registered(built, spark) -> Non
     assert spark.table(fine).count() == entry.rows
 
 
-def test_availability_hits_and_gc(built, spark) -> None:  # noqa: ANN001
+def test_availability_hits_and_gc(built, spark) -> None:
     ws, _, _ = built
     available = CatalogAvailability(spark, ws.model, ws.warehouse)
     year = tile_name(ws, ("the_year",))
@@ -155,7 +155,7 @@ def test_availability_hits_and_gc(built, spark) -> None:  # noqa: ANN001
 
 def test_a_large_tile_is_written_sorted_fewest_values_first(
     spark, warehouse: Path, monkeypatch
-) -> None:  # noqa: ANN001, E501
+) -> None:
     monkeypatch.setattr(tables, "SORT_MIN_ROWS", 0)  # "large" from the first row
     dims = ("brand", "category", "the_year", "the_month")
     model = make_shop(spark, warehouse, "jobs_sorted", f"- dimensions: [{', '.join(dims)}]\n")

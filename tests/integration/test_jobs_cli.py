@@ -56,7 +56,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def fm_model(spark, foodmart: Path) -> Path:  # noqa: ANN001
+def fm_model(spark, foodmart: Path) -> Path:
     base = foodmart / "jobs" / SCHEMA
     for name in TABLES:
         frame = spark.read.format("delta").load(str(foodmart / "foodmart" / name))
@@ -66,7 +66,7 @@ def fm_model(spark, foodmart: Path) -> Path:  # noqa: ANN001
     return model
 
 
-def test_materialize_tiles_append_refresh(fm_model: Path, foodmart: Path, spark, capsys) -> None:  # noqa: ANN001
+def test_materialize_tiles_append_refresh(fm_model: Path, foodmart: Path, spark, capsys) -> None:
     wh = ("--warehouse", str(foodmart))
     code, out, err = cli(capsys, "materialize", str(fm_model), "--max-tiles", "3", "--json", *wh)
     assert code == 0, err
@@ -97,7 +97,7 @@ def test_materialize_tiles_append_refresh(fm_model: Path, foodmart: Path, spark,
     assert code == 0 and [r.split()[1] for r in rows] == ["fresh"] * len(results)
 
 
-def test_bad_input_is_one_line_with_exit_2(fm_model: Path, foodmart: Path, capsys) -> None:  # noqa: ANN001
+def test_bad_input_is_one_line_with_exit_2(fm_model: Path, foodmart: Path, capsys) -> None:
     wh = ("--warehouse", str(foodmart))
     code, _, err = cli(capsys, "refresh", str(fm_model), "--tile", "nope", *wh)
     assert code == 2 and err.startswith("mvlattice: error: no tile or materialization 'nope'")
@@ -120,7 +120,7 @@ def test_a_bad_cron_is_a_model_error_with_its_path(
     tmp_path: Path,
     fm_model: Path,
     foodmart: Path,
-    capsys,  # noqa: ANN001
+    capsys,
 ) -> None:
     source = fm_model.read_text()
     bad = tmp_path / "bad.yaml"
@@ -139,7 +139,7 @@ QUARTERS = (
 def test_plan_and_materialize_weigh_the_query_log_else_a_workload_file(
     fm_model: Path,
     tmp_path: Path,
-    capsys,  # noqa: ANN001
+    capsys,
 ) -> None:
     # Two CLI queries land in the query log; with no workload given, the one-tile plan is the
     # tile that answers them (uniform HRU weights would pick another, see the second half).

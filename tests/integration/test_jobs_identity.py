@@ -31,11 +31,11 @@ TILES = """\
 """
 
 
-def paths(result) -> dict[str, tuple[str, str]]:  # noqa: ANN001
+def paths(result) -> dict[str, tuple[str, str]]:
     return {r.target: (r.path, r.reason) for r in result.results}
 
 
-def assert_equal_to_the_group_by(ws: Workspace, spark, schema: str) -> None:  # noqa: ANN001
+def assert_equal_to_the_group_by(ws: Workspace, spark, schema: str) -> None:
     """Every tile and the materialization hold what Spark's GROUP BY over the base tables
     gives now (as multisets)."""
     lattice = ws.model.lattices[0]
@@ -51,7 +51,7 @@ def assert_equal_to_the_group_by(ws: Workspace, spark, schema: str) -> None:  # 
     )
 
 
-def test_a_recreated_source_is_stale_and_rebuilt_in_full(spark, warehouse: Path) -> None:  # noqa: ANN001
+def test_a_recreated_source_is_stale_and_rebuilt_in_full(spark, warehouse: Path) -> None:
     schema = "jobs_identity_source"
     ws = Workspace(make_shop(spark, warehouse, schema, TILES), warehouse=str(warehouse))
     assert ws.materialize().ok
@@ -80,7 +80,7 @@ def test_a_recreated_source_is_stale_and_rebuilt_in_full(spark, warehouse: Path)
     assert {r.status for r in ws.refresh().results} == {"skipped"}
 
 
-def test_a_commit_someone_else_makes_to_a_tile_makes_it_stale(spark, warehouse: Path) -> None:  # noqa: ANN001
+def test_a_commit_someone_else_makes_to_a_tile_makes_it_stale(spark, warehouse: Path) -> None:
     schema = "jobs_identity_tile"
     ws = Workspace(make_shop(spark, warehouse, schema, TILES), warehouse=str(warehouse))
     assert ws.materialize().ok
@@ -110,7 +110,7 @@ def test_a_commit_someone_else_makes_to_a_tile_makes_it_stale(spark, warehouse: 
     assert {e.status for e in ws.tiles()} == {"fresh"}
 
 
-def test_the_table_id_behind_a_checkpoint(spark, warehouse: Path) -> None:  # noqa: ANN001
+def test_the_table_id_behind_a_checkpoint(spark, warehouse: Path) -> None:
     location = warehouse / "jobs" / "identity_checkpoint"
     spark.sql(
         f"create table delta.`{location}` (n int) using delta "

@@ -28,7 +28,7 @@ SCHEMA = "jobs_kill"
 DIMS = ("brand", "category", "the_year", "the_month")
 
 
-def wait_for(predicate, seconds: float) -> bool:  # noqa: ANN001
+def wait_for(predicate, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if predicate():
@@ -37,7 +37,7 @@ def wait_for(predicate, seconds: float) -> bool:  # noqa: ANN001
     return False
 
 
-def test_killed_refresh_keeps_the_old_version(spark, warehouse: Path) -> None:  # noqa: ANN001
+def test_killed_refresh_keeps_the_old_version(spark, warehouse: Path) -> None:
     model = make_shop(spark, warehouse, SCHEMA, f"- dimensions: [{', '.join(DIMS)}]\n")
     ws = Workspace(model, warehouse=str(warehouse))
     assert ws.materialize().ok

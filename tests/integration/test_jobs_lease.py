@@ -47,7 +47,7 @@ REFRESHER = textwrap.dedent("""
 """)
 
 
-def run_child(args: list[str], **kw) -> subprocess.Popen:  # noqa: ANN003
+def run_child(args: list[str], **kw) -> subprocess.Popen:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
         [sys.executable, *args], cwd=REPO, env=env, stdout=subprocess.PIPE,
@@ -59,14 +59,14 @@ def tile_location(warehouse: Path, tile: str) -> Path:
     return warehouse / "_mvlattice" / "tiles" / tile.split(".", 1)[1]
 
 
-def builds(spark, location: Path) -> int:  # noqa: ANN001
+def builds(spark, location: Path) -> int:
     """How many commits of the tile wrote its data (a build's commit carries its tag; VACUUM's
     bookkeeping commits do not)."""
     history = spark.sql(f"DESCRIBE HISTORY delta.`{location}`").collect()
     return sum(bool(row["userMetadata"]) for row in history)
 
 
-def test_two_processes_refreshing_one_tile_build_it_once(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_two_processes_refreshing_one_tile_build_it_once(spark, tmp_path: Path) -> None:
     warehouse = tmp_path / "wh"
     model = make_shop(spark, warehouse, "lease_two", f"- dimensions: [{', '.join(DIMS)}]\n")
     tile = tile_name(Workspace(model, warehouse=str(warehouse)), DIMS)  # (Spark not started)
@@ -95,7 +95,7 @@ def test_two_processes_refreshing_one_tile_build_it_once(spark, tmp_path: Path) 
     assert store.attempt(tile).status == "ok"  # the busy one left the builder's attempt alone
 
 
-def test_a_dead_builder_is_not_building_even_when_its_pid_lives(spark, warehouse: Path) -> None:  # noqa: ANN001
+def test_a_dead_builder_is_not_building_even_when_its_pid_lives(spark, warehouse: Path) -> None:
     model = make_shop(spark, warehouse, "lease_pid", f"- dimensions: [{', '.join(DIMS)}]\n")
     ws = Workspace(model, warehouse=str(warehouse))
     tile = tile_name(ws, DIMS)
@@ -107,7 +107,7 @@ def test_a_dead_builder_is_not_building_even_when_its_pid_lives(spark, warehouse
     dead = {"name": tile, "host": store.host, "pid": os.getpid(), "token": "dead",
             "acquired_at": time.time() - 3600, "expires_at": time.time() - 3540}  # fmt: skip
     leases.directory.mkdir(parents=True, exist_ok=True)
-    leases._path(tile, ".json").write_text(json.dumps(dead))  # noqa: SLF001
+    leases._path(tile, ".json").write_text(json.dumps(dead))
     entry = next(e for e in ws.tiles() if e.name == tile)
     assert entry.status == "failed" and entry.last_error.startswith("interrupted")
     # Another builder holding a live lease is "building": refresh skips it, saying who.
@@ -130,7 +130,7 @@ BY_CATEGORY = (
 )
 
 
-def test_a_tile_built_by_the_cli_is_used_by_a_running_serve(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_tile_built_by_the_cli_is_used_by_a_running_serve(spark, tmp_path: Path) -> None:
     model = service.make_shop(spark, tmp_path)
     warehouse = tmp_path / "warehouse"
     server = service.start(model, warehouse, tmp_path / "server.log", extra=("--no-scheduler",))

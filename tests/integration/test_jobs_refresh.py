@@ -32,7 +32,7 @@ TILES = """\
 """
 
 
-def assert_equal_to_a_full_rebuild(ws: Workspace, spark) -> None:  # noqa: ANN001
+def assert_equal_to_a_full_rebuild(ws: Workspace, spark) -> None:
     lattice = ws.model.lattices[0]
     for spec in lattice.tiles:
         name = tile_name(ws, spec.dimensions)
@@ -41,11 +41,11 @@ def assert_equal_to_a_full_rebuild(ws: Workspace, spark) -> None:  # noqa: ANN00
         ), name
 
 
-def paths(result) -> dict[str, tuple[str, str]]:  # noqa: ANN001
+def paths(result) -> dict[str, tuple[str, str]]:
     return {r.target: (r.path, r.reason) for r in result.results}
 
 
-def test_appends_merge_and_other_changes_rebuild(spark, warehouse: Path) -> None:  # noqa: ANN001
+def test_appends_merge_and_other_changes_rebuild(spark, warehouse: Path) -> None:
     model = make_shop(spark, warehouse, SCHEMA, TILES, partition_sales_by=("time_id",))
     base = warehouse / "jobs" / SCHEMA
     ws = Workspace(model, warehouse=str(warehouse))

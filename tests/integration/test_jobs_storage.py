@@ -40,7 +40,7 @@ def data_bytes(location: Path) -> int:
     return total
 
 
-def version_bytes(spark, location: Path) -> int:  # noqa: ANN001
+def version_bytes(spark, location: Path) -> int:
     """Bytes of the data files the table's current version reads."""
     crc = checksum(spark, str(location), latest_version(spark, str(location)))
     return int(crc["tableSizeBytes"])
@@ -54,7 +54,7 @@ def status(ws: Workspace, name: str) -> str:
     return next(e.status for e in ws.tiles() if e.name == name)
 
 
-def test_ten_refreshes_keep_a_tile_within_two_versions(spark, warehouse: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_ten_refreshes_keep_a_tile_within_two_versions(spark, warehouse: Path, monkeypatch) -> None:
     monkeypatch.setattr(vacuum, "MIN_RETENTION", 0.0)  # a test may see files go at once
     schema = "jobs_vacuum"
     model = make_shop(spark, warehouse, schema, f"- dimensions: [{', '.join(FINE)}]\n")
@@ -107,7 +107,7 @@ def test_ten_refreshes_keep_a_tile_within_two_versions(spark, warehouse: Path, m
 
 
 @pytest.fixture(scope="module")
-def three_tiles(spark, warehouse: Path, tmp_path_factory):  # noqa: ANN001, ANN201
+def three_tiles(spark, warehouse: Path, tmp_path_factory):
     """Three declared tiles in a warehouse of their own; a second model declares only the
     first, so to it the other two are garbage."""
     schema = "jobs_gc"
@@ -125,7 +125,7 @@ def three_tiles(spark, warehouse: Path, tmp_path_factory):  # noqa: ANN001, ANN2
 
 def test_gc_moves_aside_reports_failures_and_finishes_after_a_kill(
     three_tiles, spark, monkeypatch
-) -> None:  # noqa: ANN001
+) -> None:
     ws, fewer = three_tiles
     year, category = tile_name(ws, ("the_year",)), tile_name(ws, ("category",))
     assert {status(ws, year), status(ws, category)} == {"fresh"}
@@ -141,7 +141,7 @@ def test_gc_moves_aside_reports_failures_and_finishes_after_a_kill(
     bin_.unlink()
 
     # 2. killed right after moving the first tile aside
-    def killed(*_args) -> None:  # noqa: ANN002
+    def killed(*_args) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(trash, "unregister", killed)
@@ -168,7 +168,7 @@ def test_gc_moves_aside_reports_failures_and_finishes_after_a_kill(
     assert collect_garbage(spark, fewer.model, fewer.warehouse) == ()
 
 
-def test_a_log_without_its_data_files_reads_missing(three_tiles, spark) -> None:  # noqa: ANN001
+def test_a_log_without_its_data_files_reads_missing(three_tiles, spark) -> None:
     ws, _ = three_tiles
     fine = tile_name(ws, FINE)
     location = location_of(ws, fine)

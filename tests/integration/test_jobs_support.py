@@ -85,7 +85,7 @@ def write(
     location: Path,
     rows: list[tuple],
     ddl: str,
-    mode: str = "overwrite",  # noqa: ANN001
+    mode: str = "overwrite",
     partition_by: tuple[str, ...] = (),
 ) -> None:
     writer = spark.createDataFrame(rows, ddl).write.format("delta").mode(mode)
@@ -93,7 +93,7 @@ def write(
 
 
 def make_shop(
-    spark,  # noqa: ANN001
+    spark,
     warehouse: Path,
     schema: str,
     tiles: str = ALL_TILES,
@@ -112,11 +112,11 @@ def make_shop(
     return model
 
 
-def rows_of(spark, sql: str) -> list[tuple]:  # noqa: ANN001
+def rows_of(spark, sql: str) -> list[tuple]:
     return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
 
 
-def tile_name(ws, dims: tuple[str, ...]) -> str:  # noqa: ANN001
+def tile_name(ws, dims: tuple[str, ...]) -> str:
     """The table name of the declared tile of the workspace's only lattice with `dims`."""
     lattice = ws.model.lattices[0]
     spec: TileSpec = next(t for t in lattice.tiles if t.dimensions == dims)

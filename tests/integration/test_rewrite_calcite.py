@@ -69,7 +69,7 @@ EXAMPLES = {
 
 
 @pytest.fixture(scope="module")
-def views(spark, warehouse: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN001, ANN201
+def views(spark, warehouse: Path, tmp_path_factory: pytest.TempPathFactory):
     """The model (tables under the run's warehouse) and each example's view as a Delta table."""
     folder = runner.load_hr_tables(spark, warehouse)
     model = runner.hr_model(tmp_path_factory.mktemp("calcite"), warehouse)
@@ -85,7 +85,7 @@ def views(spark, warehouse: Path, tmp_path_factory: pytest.TempPathFactory):  # 
     return model
 
 
-def test_each_example_rewrites_and_returns_the_same_rows(spark, views) -> None:  # noqa: ANN001
+def test_each_example_rewrites_and_returns_the_same_rows(spark, views) -> None:
     pairs = {}
     for name, (view, query, reads) in EXAMPLES.items():
         item = Materialization(name, runner.SCHEMA, f"calcite_{name}", view)
@@ -103,7 +103,7 @@ def test_each_example_rewrites_and_returns_the_same_rows(spark, views) -> None: 
     assert len(over) == 6  # 3 rows from the view (> 12000), 3 from the base tables
 
 
-def test_the_types_came_from_the_delta_logs(views) -> None:  # noqa: ANN001
+def test_the_types_came_from_the_delta_logs(views) -> None:
     context = context_for(views, tiles=(), materializations=())
     assert context.keys.type_of("hr_rewrite.emps", "salary") == "decimal(18,2)"
     assert context.keys.type_of("hr_rewrite.emps", "empid") == "int"

@@ -82,7 +82,7 @@ def test_the_documented_counts_with_and_without_the_tile(ws: Workspace) -> None:
     assert entry.hits >= 1
 
 
-def test_cli_rewrite_and_query(ws: Workspace, model_file: Path, foodmart: Path, capsys) -> None:  # noqa: ANN001
+def test_cli_rewrite_and_query(ws: Workspace, model_file: Path, foodmart: Path, capsys) -> None:
     common = [str(model_file), QUERY, "--warehouse", str(foodmart), "--json"]
     assert main(["rewrite", *common]) == 0
     document = json.loads(capsys.readouterr().out)

@@ -19,7 +19,7 @@ POSITIVE = [(g, c) for g in runner.golden_files() for c in g.cases if c.positive
 
 
 @pytest.fixture(scope="module")
-def hr(spark, warehouse: Path):  # noqa: ANN001, ANN201
+def hr(spark, warehouse: Path):
     runner.load_hr_tables(spark, warehouse)
     views = {name: golden.views[name] for golden, case in POSITIVE for name in case.views}
     previous = spark.catalog.currentDatabase()
@@ -32,7 +32,7 @@ def hr(spark, warehouse: Path):  # noqa: ANN001, ANN201
     return spark
 
 
-def test_every_positive_case_returns_the_same_rows(hr) -> None:  # noqa: ANN001
+def test_every_positive_case_returns_the_same_rows(hr) -> None:
     pairs = {f"{case.id}": (case.query, case.expected) for _, case in POSITIVE}
     found = runner.differences(hr, pairs)
     wrong = {name: diff for name, diff in found.items() if diff}
@@ -40,7 +40,7 @@ def test_every_positive_case_returns_the_same_rows(hr) -> None:  # noqa: ANN001
     assert wrong == {}
 
 
-def test_the_comparison_can_fail(hr) -> None:  # noqa: ANN001
+def test_the_comparison_can_fail(hr) -> None:
     """The check itself detects a wrong rewrite (a lost row, a duplicated row)."""
     found = runner.differences(
         hr,

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
-def prepared(spark, warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator:  # noqa: ANN001
+def prepared(spark, warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     folder = tmp_path_factory.mktemp("sandbox_queries")
     database = spark.catalog.currentDatabase()
     ready = difftest.prepare(spark, SYNTHETIC, str(warehouse), folder, seed=7, tiles=2, mvs=2)
@@ -31,7 +31,7 @@ def prepared(spark, warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -
     difftest.release(ready)
 
 
-def test_generated_queries_and_their_rewrites_pass_and_answer_alike(spark, prepared) -> None:  # noqa: ANN001
+def test_generated_queries_and_their_rewrites_pass_and_answer_alike(spark, prepared) -> None:
     ready, sandbox = prepared
     assert ready.problems == ()
     rewritten = 0
@@ -62,7 +62,7 @@ def test_generated_queries_and_their_rewrites_pass_and_answer_alike(spark, prepa
 )
 def test_what_only_spark_sees_is_refused_before_it_runs(
     spark, prepared, sql: str, says: str
-) -> None:  # noqa: ANN001, E501
+) -> None:
     _, sandbox = prepared
     partitions = sandbox.session.conf.get("spark.sql.shuffle.partitions")
     sales = spark.sql("DESCRIBE DETAIL difft.sales").first()["location"]

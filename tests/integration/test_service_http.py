@@ -47,7 +47,7 @@ DETAIL = "select sale_id, units from shop.sales"
 
 
 @pytest.fixture(scope="module")
-def server(spark, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN001, ANN201
+def server(spark, tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("service_http")
     model = make_shop(spark, root)
     running = start(model, root / "warehouse", root / "server.log")
@@ -65,7 +65,7 @@ def built(server: Server) -> dict:
     return done
 
 
-def truth(spark, server: Server, sql: str) -> Counter:  # noqa: ANN001
+def truth(spark, server: Server, sql: str) -> Counter:
     """What the base tables say, computed in the test's own Spark session."""
     data = server.model.parent / "data"
     spark.read.format("delta").load(str(data / "sales")).createOrReplaceTempView("t_sales")
@@ -189,7 +189,7 @@ def test_rewrite_reads_the_tile(server: Server, built: dict) -> None:
     assert miss["rewritten"] is False and miss["materializations"] == [] and miss["sql"] == DETAIL
 
 
-def test_query_answers_equal_the_base_tables(spark, server: Server, built: dict) -> None:  # noqa: ANN001
+def test_query_answers_equal_the_base_tables(spark, server: Server, built: dict) -> None:
     for sql in (BY_CATEGORY, BY_CATEGORY_2021):
         status, fast = server.call("POST", "/v1/query", {"sql": sql})
         assert status == 200 and fast["rewritten"] is True, fast
@@ -223,7 +223,7 @@ def test_the_catalog_counts_hits_of_queries(server: Server, built: dict) -> None
 
 
 # -- concurrency: a refresh while queries run ------------------------------------------------------
-def test_queries_stay_right_while_a_refresh_runs(spark, server: Server, built: dict) -> None:  # noqa: ANN001
+def test_queries_stay_right_while_a_refresh_runs(spark, server: Server, built: dict) -> None:
     data = server.model.parent / "data"
     spark.createDataFrame(sales(200, 40), SALES_DDL).write.format("delta").mode("append").save(
         str(data / "sales")
@@ -312,7 +312,7 @@ def test_fuzzing_the_openapi_document_finds_no_server_error(server: Server, tmp_
 
 
 # -- stopping --------------------------------------------------------------------------------------
-def test_a_stop_is_clean_and_the_query_log_complete(spark, server: Server) -> None:  # noqa: ANN001
+def test_a_stop_is_clean_and_the_query_log_complete(spark, server: Server) -> None:
     marker = "select 'stop-marker' as m, count(*) from shop.sales where units = 3"
     assert server.call("POST", "/v1/rewrite", {"sql": marker})[0] == 200
     code = server.stop()
@@ -338,7 +338,7 @@ def test_a_stop_is_clean_and_the_query_log_complete(spark, server: Server) -> No
     assert [n for _, n in weighted] == sorted((n for _, n in weighted), reverse=True)
 
 
-def test_a_cli_request_is_logged_at_once(spark, server: Server) -> None:  # noqa: ANN001
+def test_a_cli_request_is_logged_at_once(spark, server: Server) -> None:
     server.stop()
     request = Request(time.time(), "SELECT  1 AS cli_marker", "query", False, (), 12.5, "ok",
                       source="cli", model="shop")  # fmt: skip
@@ -347,7 +347,7 @@ def test_a_cli_request_is_logged_at_once(spark, server: Server) -> None:  # noqa
     assert (found.source, found.sql, found.latency_ms) == ("cli", "SELECT 1 AS cli_marker", 12.5)
 
 
-def test_mvlattice_log_prints_the_query_log(spark, server: Server, capsys) -> None:  # noqa: ANN001
+def test_mvlattice_log_prints_the_query_log(spark, server: Server, capsys) -> None:
     from mvlattice.cli.main import main
 
     server.stop()
@@ -363,7 +363,7 @@ def test_mvlattice_log_prints_the_query_log(spark, server: Server, capsys) -> No
     assert text.rstrip().endswith("(3 rows)")
 
 
-def test_the_suggester_reads_the_query_log(spark, server: Server) -> None:  # noqa: ANN001
+def test_the_suggester_reads_the_query_log(spark, server: Server) -> None:
     from mvlattice.querylog.log import log_location, table_records
     from mvlattice.suggest.logs import read_log as read_suggester_log
 

@@ -141,7 +141,7 @@ HOSTILE_SQL = [
 
 
 @pytest.fixture(scope="module")
-def server(spark, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN001, ANN201
+def server(spark, tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("service_sandbox")
     model = make_shop(spark, root)
     more = spark.createDataFrame(sales(200, MORE_SALES), SALES_DDL)
@@ -163,7 +163,7 @@ def server(spark, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN001, AN
     running.stop()
 
 
-def truth(spark, server: Server, sql: str) -> Counter:  # noqa: ANN001
+def truth(spark, server: Server, sql: str) -> Counter:
     data = server.model.parent / "data"
     frame = spark.read.format("delta").load(str(data / "sales"))
     frame.createOrReplaceTempView("sandbox_sales")
@@ -172,7 +172,7 @@ def truth(spark, server: Server, sql: str) -> Counter:  # noqa: ANN001
     )
 
 
-def normal_answer_is_right(spark, server: Server) -> None:  # noqa: ANN001
+def normal_answer_is_right(spark, server: Server) -> None:
     status, doc = server.call("POST", "/v1/query", {"sql": NORMAL})
     assert status == 200, doc
     assert Counter(tuple(r) for r in doc["rows"]) == truth(spark, server, NORMAL)
@@ -187,7 +187,7 @@ def refused_cleanly(status: int, doc: object) -> str:
 
 
 @pytest.mark.parametrize("sql, says", HOSTILE_SQL, ids=[s[:60] for s, _ in HOSTILE_SQL])
-def test_hostile_sql_is_refused_with_one_line(spark, server: Server, sql: str, says: str) -> None:  # noqa: ANN001
+def test_hostile_sql_is_refused_with_one_line(spark, server: Server, sql: str, says: str) -> None:
     data = server.model.parent / "data"
     text = sql.format(warehouse=server.warehouse, data=data)
     status, doc = server.call("POST", "/v1/query", {"sql": text})
@@ -256,7 +256,7 @@ HOSTILE_HTTP = [
 @pytest.mark.parametrize("what, method, path, body, headers, expected", HOSTILE_HTTP,
                          ids=[h[0] for h in HOSTILE_HTTP])  # fmt: skip
 def test_hostile_requests_are_refused(
-    spark, server: Server, what: str, method: str, path: str, body: bytes | None,  # noqa: ANN001
+    spark, server: Server, what: str, method: str, path: str, body: bytes | None,
     headers: dict, expected: int,
 ) -> None:  # fmt: skip
     status, doc = server.call(method, path, raw=body, headers=headers)
@@ -324,7 +324,7 @@ def busy_cores(pid: int, seconds: float = 1.5) -> float:
     return (tree_cpu_seconds(pid) - before) / seconds
 
 
-def test_a_slow_query_is_cancelled_at_the_deadline(spark, server: Server) -> None:  # noqa: ANN001
+def test_a_slow_query_is_cancelled_at_the_deadline(spark, server: Server) -> None:
     answers: dict[str, tuple] = {}
 
     def normal_meanwhile() -> None:

@@ -21,7 +21,7 @@ EMPTY_AT_SF = ("Q2.2", "Q2.3", "Q3.2", "Q3.3", "Q3.4", "Q4.3")
 
 
 @pytest.fixture(scope="module")
-def ssb_workspace(spark, warehouse: Path, tmp_path_factory) -> Workspace:  # noqa: ANN001
+def ssb_workspace(spark, warehouse: Path, tmp_path_factory) -> Workspace:
     ssb.generate(spark, str(warehouse), SF, progress=lambda _line: None)
     model = ssb.model_file(SF, tmp_path_factory.mktemp("ssb"))
     assert f"location: {ssb.folder(SF)}" in model.read_text()

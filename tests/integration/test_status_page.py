@@ -37,7 +37,7 @@ DETAIL = "select sale_id, units from shop.sales where units = 3"
 
 
 @pytest.fixture(scope="module")
-def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:  # noqa: ANN001
+def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("status_page")
     running = start(make_shop(spark, root), root / "warehouse", root / "server.log")
     status, job = running.call("POST", "/v1/lattices/star/materialize")
@@ -71,7 +71,7 @@ class Console:
 
 
 @pytest.fixture
-def page(browser, server: Server) -> Iterator[tuple[object, Console]]:  # noqa: ANN001
+def page(browser, server: Server) -> Iterator[tuple[object, Console]]:
     """A tab whose sessionStorage already holds the token, as after pasting it once."""
     context = browser.new_context(base_url=server.url, viewport={"width": 1400, "height": 900})
     context.add_init_script(f"sessionStorage.setItem('mvlattice.token', {TOKEN!r});")
@@ -94,7 +94,7 @@ def tile_row(tab: object) -> object:
 
 
 # -- every page ------------------------------------------------------------------------------------
-def test_the_tiles_page_lists_the_built_tile_fresh(page) -> None:  # noqa: ANN001
+def test_the_tiles_page_lists_the_built_tile_fresh(page) -> None:
     tab, console = page
     tab.goto("/")  # lands on the tiles page
     assert tab.url.endswith("/ui/")
@@ -110,7 +110,7 @@ def test_the_tiles_page_lists_the_built_tile_fresh(page) -> None:  # noqa: ANN00
     assert console.errors == []
 
 
-def test_the_lattices_page_draws_the_star_and_the_tile_lattice(page) -> None:  # noqa: ANN001
+def test_the_lattices_page_draws_the_star_and_the_tile_lattice(page) -> None:
     tab, console = page
     tab.goto("/ui/lattices")
     section = tab.locator("section[data-lattice='star']")
@@ -126,7 +126,7 @@ def test_the_lattices_page_draws_the_star_and_the_tile_lattice(page) -> None:  #
     assert console.errors == []
 
 
-def test_the_playground_shows_a_rewrite(page, server: Server) -> None:  # noqa: ANN001
+def test_the_playground_shows_a_rewrite(page, server: Server) -> None:
     tab, console = page
     tab.goto("/ui/playground")
     tab.fill("#sql", BY_CATEGORY)
@@ -154,7 +154,7 @@ def test_the_playground_shows_a_rewrite(page, server: Server) -> None:  # noqa: 
     assert console.errors and all("status of 400" in e for e in console.errors), console.errors
 
 
-def test_the_queries_page_explains_a_miss(page, server: Server) -> None:  # noqa: ANN001
+def test_the_queries_page_explains_a_miss(page, server: Server) -> None:
     tab, console = page
     assert server.call("POST", "/v1/query", {"sql": DETAIL})[0] == 200
     tab.goto("/ui/queries")
@@ -172,7 +172,7 @@ def test_the_queries_page_explains_a_miss(page, server: Server) -> None:  # noqa
 def test_a_tile_goes_stale_after_an_append_and_fresh_after_pressing_refresh(
     spark,
     page,
-    server: Server,  # noqa: ANN001
+    server: Server,
 ) -> None:
     tab, console = page
     tab.goto("/ui/tiles")
@@ -206,7 +206,7 @@ def test_a_tile_goes_stale_after_an_append_and_fresh_after_pressing_refresh(
 # -- the token -------------------------------------------------------------------------------------
 def test_without_a_kept_token_the_page_asks_for_it_and_then_loads(
     browser,
-    server: Server,  # noqa: ANN001
+    server: Server,
 ) -> None:
     context = browser.new_context(base_url=server.url)
     try:

@@ -185,7 +185,7 @@ def test_a_context_with_a_view_more_starts_from_the_last_tree(
     assert index_for(first) is index
     computed: list[str] = []
 
-    def counting(view, keys, groups):  # noqa: ANN001, ANN202
+    def counting(view, keys, groups):
         computed.append(view.name)
         return view_keys(view, keys, groups)
 
@@ -251,7 +251,7 @@ def test_the_rewriter_only_matches_candidates_unless_told_not_to(
     calls: list[str] = []
     original = rewriter.match
 
-    def counting(query, view, keys):  # noqa: ANN001, ANN202
+    def counting(query, view, keys):
         calls.append(view.name)
         return original(query, view, keys)
 

@@ -242,7 +242,7 @@ def dropped(query: Spjg, context: RewriteContext) -> tuple[list[str], int]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(workloads())
-def test_the_tree_keeps_every_view_the_matcher_accepts(model: Model, workload) -> None:  # noqa: ANN001
+def test_the_tree_keeps_every_view_the_matcher_accepts(model: Model, workload) -> None:
     views, queries = workload
     context = runner.context(model, {f"v{i}": sql for i, sql in enumerate(views)})
     for sql in queries:

@@ -29,7 +29,7 @@ def build(operations: list[tuple[bool, frozenset]]) -> tuple[SetIndex[str], set[
 
 @settings(max_examples=300, deadline=None)
 @given(OPERATIONS, SETS, st.integers(0, 2))
-def test_searches_agree_with_a_scan(operations, query, slack) -> None:  # noqa: ANN001
+def test_searches_agree_with_a_scan(operations, query, slack) -> None:
     index, keys = build(operations)
     assert sorted(map(sorted, index.subsets_of(query))) == sorted(
         sorted(k) for k in keys if k <= query
@@ -46,7 +46,7 @@ def test_searches_agree_with_a_scan(operations, query, slack) -> None:  # noqa: 
 
 @settings(max_examples=100, deadline=None)
 @given(OPERATIONS, OPERATIONS, SETS)
-def test_a_copy_is_independent(first, then, query) -> None:  # noqa: ANN001
+def test_a_copy_is_independent(first, then, query) -> None:
     index, keys = build(first)
     copy = index.copy(lambda payload: payload)
     for insert, key in then:

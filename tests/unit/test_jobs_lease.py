@@ -32,8 +32,8 @@ class Clock:
 
 def quiet(lease: Lease) -> Lease:
     """Stop a lease's heartbeat (the tests move a fake clock instead) but keep it held."""
-    lease._stop.set()  # noqa: SLF001
-    lease._thread.join()  # noqa: SLF001
+    lease._stop.set()
+    lease._thread.join()
     return lease
 
 
@@ -80,7 +80,7 @@ def test_a_reused_pid_is_never_building(tmp_path: Path) -> None:
     leases = Leases(tmp_path, ttl=60, clock=clock)
     stale = {"name": "mvlattice.t", "host": os.uname().nodename, "pid": os.getpid(),
              "token": "dead", "acquired_at": 100.0, "expires_at": 160.0}  # fmt: skip
-    leases._path("mvlattice.t", ".json").write_text(json.dumps(stale))  # noqa: SLF001
+    leases._path("mvlattice.t", ".json").write_text(json.dumps(stale))
     assert leases.holder("mvlattice.t") is None
     attempt = Attempt("building", 100.0, pid=os.getpid(), host=os.uname().nodename)
     assert not attempt_running(attempt, leases.holder("mvlattice.t") is not None)

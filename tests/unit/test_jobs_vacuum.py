@@ -25,7 +25,7 @@ class FakeSpark:
         self.conf = conf
 
 
-def model_with(tmp_path: Path, text: str):  # noqa: ANN201 - a Model
+def model_with(tmp_path: Path, text: str):  # a Model
     path = tmp_path / "shop.yaml"
     path.write_text(textwrap.dedent(text), encoding="utf-8")
     return load_model(path, str(tmp_path / "warehouse"))
@@ -60,7 +60,7 @@ def test_root_lattice_and_materialization_levels(tmp_path: Path) -> None:
     }
 
 
-def test_the_floor_raises_a_short_retention_and_says_so(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_the_floor_raises_a_short_retention_and_says_so(tmp_path: Path, monkeypatch) -> None:
     text = MODEL.replace("maxStaleness: 10m", "maxStaleness: 10m\n        vacuum: {retention: 10m}")
     model = model_with(tmp_path, text)
     tile = next(t for t in declared_targets(model, "w") if t.spec is not None)

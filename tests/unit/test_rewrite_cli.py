@@ -16,7 +16,7 @@ from mvlattice.cli.main import build_parser, main
         ("SELECT 1; SELECT 2", "one SQL statement"),
     ],
 )
-def test_not_a_query_is_exit_2(command: str, sql: str, message: str, capsys) -> None:  # noqa: ANN001
+def test_not_a_query_is_exit_2(command: str, sql: str, message: str, capsys) -> None:
     assert main([command, "no-such-model.yaml", sql]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mvlattice: error:") and message in err

@@ -36,15 +36,15 @@ TYPES = {
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def model(tmp_path_factory: pytest.TempPathFactory):
     return runner.foodmart_model(tmp_path_factory.mktemp("foodmart"))
 
 
-def ctx(model, *tiles: TileSpec, rows=None):  # noqa: ANN001, ANN201
+def ctx(model, *tiles: TileSpec, rows=None):
     return context_for(model, tiles=tiles, materializations=(), types=TYPES, row_counts=rows)
 
 
-def test_the_documented_month_query_reads_the_month_tile(model) -> None:  # noqa: ANN001
+def test_the_documented_month_query_reads_the_month_tile(model) -> None:
     result = rewrite(MONTH_QUERY, ctx(model, MONTHS, YEAR_MEASURES))
     assert result.materializations == (tile_qualified_name(MONTHS),)
     assert result.sql == (
@@ -53,7 +53,7 @@ def test_the_documented_month_query_reads_the_month_tile(model) -> None:  # noqa
     )
 
 
-def test_a_tile_is_the_group_by_of_the_whole_star(model) -> None:  # noqa: ANN001
+def test_a_tile_is_the_group_by_of_the_whole_star(model) -> None:
     sql = tile_sql(model.lattice("star"), YEAR_MEASURES)
     assert sql.startswith(
         "SELECT `t`.`the_year` AS `the_year`, count(*) AS `count`, "
@@ -63,7 +63,7 @@ def test_a_tile_is_the_group_by_of_the_whole_star(model) -> None:  # noqa: ANN00
     assert "`product_class` AS `pc`" in sql and sql.endswith("GROUP BY `t`.`the_year`")
 
 
-def test_rollup_onto_a_coarser_grouping(model) -> None:  # noqa: ANN001
+def test_rollup_onto_a_coarser_grouping(model) -> None:
     result = rewrite(
         "select t.the_year, count(*), sum(s.unit_sales), avg(s.store_cost) "
         "from foodmart.sales_fact_1997 s join foodmart.time_by_day t on s.time_id = t.time_id "
@@ -79,7 +79,7 @@ def test_rollup_onto_a_coarser_grouping(model) -> None:  # noqa: ANN001
     assert "WHERE\n  mv.the_year IN (1997, 1998)" in result.sql
 
 
-def test_global_count_over_a_tile(model) -> None:  # noqa: ANN001
+def test_global_count_over_a_tile(model) -> None:
     result = rewrite(
         "select count(*) from foodmart.sales_fact_1997 s join foodmart.time_by_day t "
         "on s.time_id = t.time_id where t.the_month = 'January'",
@@ -88,7 +88,7 @@ def test_global_count_over_a_tile(model) -> None:  # noqa: ANN001
     assert "COALESCE(SUM(mv.count), 0)" in result.sql and "mv.the_month = 'January'" in result.sql
 
 
-def test_a_year_pinned_by_the_where_needs_no_reaggregation(model) -> None:  # noqa: ANN001
+def test_a_year_pinned_by_the_where_needs_no_reaggregation(model) -> None:
     pinned = rewrite(
         "select the_month, count(*) as c from foodmart.sales_fact_1997 "
         "join foodmart.time_by_day using (time_id) where the_year = 1997 group by the_month",
@@ -97,7 +97,7 @@ def test_a_year_pinned_by_the_where_needs_no_reaggregation(model) -> None:  # no
     assert pinned.rewritten and "mv.count AS c" in pinned.sql and "GROUP BY" not in pinned.sql
 
 
-def test_a_string_column_equal_to_a_number_is_not_pinned(model) -> None:  # noqa: ANN001
+def test_a_string_column_equal_to_a_number_is_not_pinned(model) -> None:
     # the_month is a string: `the_month = 1` lets '1' and '1.0' through, two groups.
     result = rewrite(
         "select the_year, count(*) as c from foodmart.sales_fact_1997 "
@@ -107,7 +107,7 @@ def test_a_string_column_equal_to_a_number_is_not_pinned(model) -> None:  # noqa
     assert result.rewritten and "SUM(mv.count) AS c" in result.sql and "GROUP BY" in result.sql
 
 
-def test_snowflake_columns_through_lossless_joins(model) -> None:  # noqa: ANN001
+def test_snowflake_columns_through_lossless_joins(model) -> None:
     result = rewrite(
         "select pc.product_family, count(*) as n from foodmart.sales_fact_1997 s "
         "join foodmart.product p on s.product_id = p.product_id "
@@ -118,7 +118,7 @@ def test_snowflake_columns_through_lossless_joins(model) -> None:  # noqa: ANN00
     assert result.rewritten and "SUM(mv.count) AS n" in result.sql
 
 
-def test_count_distinct_measure_only_at_its_own_grouping(model) -> None:  # noqa: ANN001
+def test_count_distinct_measure_only_at_its_own_grouping(model) -> None:
     context = ctx(model, DISTINCT)
     same = rewrite(
         "select t.the_year, count(distinct s.product_id) as n from foodmart.sales_fact_1997 s "
@@ -134,7 +134,7 @@ def test_count_distinct_measure_only_at_its_own_grouping(model) -> None:  # noqa
     assert not total.rewritten and total.explain[0].reason == "CANNOT_ROLL_UP"
 
 
-def test_hints_name_the_missing_dimension_and_measure(model) -> None:  # noqa: ANN001
+def test_hints_name_the_missing_dimension_and_measure(model) -> None:
     context = ctx(model, MONTHS)
     (note,) = rewrite(
         "select the_day, count(*) from foodmart.sales_fact_1997 join foodmart.time_by_day "
@@ -153,7 +153,7 @@ def test_hints_name_the_missing_dimension_and_measure(model) -> None:  # noqa: A
     )
 
 
-def test_the_smallest_tile_wins(model) -> None:  # noqa: ANN001
+def test_the_smallest_tile_wins(model) -> None:
     query = (
         "select the_year, count(*) from foodmart.sales_fact_1997 "
         "join foodmart.time_by_day using (time_id) group by the_year"
@@ -187,7 +187,7 @@ def test_a_measure_over_a_derived_column(tmp_path: Path) -> None:
     assert result.rewritten and "mv.sum_revenue AS r" in result.sql
 
 
-def test_a_tile_naming_an_unknown_column_is_reported(model) -> None:  # noqa: ANN001
+def test_a_tile_naming_an_unknown_column_is_reported(model) -> None:
     broken = TileSpec("star", ("no_such_column",), (Measure("count"),))
     context = ctx(model, broken)
     assert context.views[0].block is None

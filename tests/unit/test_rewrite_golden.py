@@ -15,19 +15,19 @@ CASES = [(golden, case) for golden in FILES for case in golden.cases]
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def model(tmp_path_factory: pytest.TempPathFactory):
     return runner.hr_model(tmp_path_factory.mktemp("golden"))
 
 
 @pytest.fixture(scope="module", autouse=True)
-def update_golden(request: pytest.FixtureRequest, model) -> None:  # noqa: ANN001
+def update_golden(request: pytest.FixtureRequest, model) -> None:
     if request.config.getoption("--update-golden"):
         for golden in FILES:
             runner.update(golden, model)
 
 
 @pytest.mark.parametrize(("golden", "case"), CASES, ids=[c.id for _, c in CASES])
-def test_golden_case(golden: runner.GoldenFile, case: runner.Case, model, request) -> None:  # noqa: ANN001
+def test_golden_case(golden: runner.GoldenFile, case: runner.Case, model, request) -> None:
     if request.config.getoption("--update-golden"):
         case = next(c for c in runner.load(golden.path).cases if c.title == case.title)
     assert runner.run(case, golden, model) == case.expected

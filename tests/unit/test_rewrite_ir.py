@@ -18,20 +18,20 @@ from tests.golden.rewrite import runner
 
 
 @pytest.fixture(scope="module")
-def schema(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def schema(tmp_path_factory: pytest.TempPathFactory):
     model = runner.hr_model(tmp_path_factory.mktemp("ir"))
     return schema_of(table_columns(model))
 
 
-def plan_of(sql: str, schema) -> ir.Plan:  # noqa: ANN001
+def plan_of(sql: str, schema) -> ir.Plan:
     return translate(qualify_query(parse_query(sql), schema, runner.SCHEMA))
 
 
-def block_of(sql: str, schema):  # noqa: ANN001, ANN201
+def block_of(sql: str, schema):
     return normalize(plan_of(sql, schema))
 
 
-def reason_of(sql: str, schema) -> str:  # noqa: ANN001
+def reason_of(sql: str, schema) -> str:
     with pytest.raises(UnsupportedSqlError) as info:
         block_of(sql, schema)
     return info.value.reason  # type: ignore[attr-defined]
@@ -57,7 +57,7 @@ def test_with_and_set_operations_are_queries() -> None:
     assert parse_query("SELECT 1 UNION ALL SELECT 2")
 
 
-def test_unknown_columns_and_tables_are_not_rewritable(schema) -> None:  # noqa: ANN001
+def test_unknown_columns_and_tables_are_not_rewritable(schema) -> None:
     with pytest.raises(UnsupportedSqlError, match="could not be resolved"):
         qualify_query(parse_query("SELECT nosuch FROM emps"), schema, runner.SCHEMA)
     with pytest.raises(UnsupportedSqlError, match="not in the model"):
@@ -65,7 +65,7 @@ def test_unknown_columns_and_tables_are_not_rewritable(schema) -> None:  # noqa:
 
 
 # -- translation ------------------------------------------------------------------------------
-def test_a_block_becomes_operators(schema) -> None:  # noqa: ANN001
+def test_a_block_becomes_operators(schema) -> None:
     plan = plan_of(
         "SELECT deptno, COUNT(*) AS c FROM emps WHERE salary > 10 GROUP BY deptno "
         "HAVING COUNT(*) > 1 ORDER BY c DESC LIMIT 3",
@@ -84,7 +84,7 @@ def test_a_block_becomes_operators(schema) -> None:  # noqa: ANN001
     assert where.input == ir.Scan("hr_rewrite.emps", "emps")
 
 
-def test_between_and_in_and_typed_literals(schema) -> None:  # noqa: ANN001
+def test_between_and_in_and_typed_literals(schema) -> None:
     block = block_of(
         "SELECT empid FROM emps WHERE salary BETWEEN 1 AND 2 AND deptno IN (1, 2) "
         "AND empname <> 'x' AND salary > -3.5",
@@ -98,7 +98,7 @@ def test_between_and_in_and_typed_literals(schema) -> None:  # noqa: ANN001
     assert ir.Literal("date", "2020-01-02") in list(ir.walk(date.input.condition))  # type: ignore[union-attr]
 
 
-def test_derived_tables_merge_with_fresh_names(schema) -> None:  # noqa: ANN001
+def test_derived_tables_merge_with_fresh_names(schema) -> None:
     block = block_of(
         "SELECT s.empid, emps.deptno FROM (SELECT empid, deptno FROM emps WHERE empid = 1) s "
         "JOIN emps ON s.deptno = emps.deptno",
@@ -111,7 +111,7 @@ def test_derived_tables_merge_with_fresh_names(schema) -> None:  # noqa: ANN001
     )
 
 
-def test_distinct_is_grouping(schema) -> None:  # noqa: ANN001
+def test_distinct_is_grouping(schema) -> None:
     block = block_of("SELECT DISTINCT deptno FROM emps", schema)
     assert block.grouped and block.keys == (ir.Column("emps", "deptno"),)
 
@@ -138,11 +138,11 @@ def test_distinct_is_grouping(schema) -> None:  # noqa: ANN001
         ("SELECT empid FROM emps UNION SELECT deptno FROM depts", "UNSUPPORTED"),
     ],
 )
-def test_what_is_not_an_spjg_block(sql: str, reason: str, schema) -> None:  # noqa: ANN001
+def test_what_is_not_an_spjg_block(sql: str, reason: str, schema) -> None:
     assert reason_of(sql, schema) == reason
 
 
-def test_uncorrelated_subqueries_are_kept_as_sql(schema) -> None:  # noqa: ANN001
+def test_uncorrelated_subqueries_are_kept_as_sql(schema) -> None:
     block = block_of(
         "SELECT empid FROM emps WHERE deptno IN (SELECT deptno FROM depts WHERE deptno > 1)",
         schema,
@@ -168,7 +168,7 @@ ROUND_TRIP = [
 
 
 @pytest.mark.parametrize("sql", ROUND_TRIP)
-def test_plan_to_sql_round_trips(sql: str, schema) -> None:  # noqa: ANN001
+def test_plan_to_sql_round_trips(sql: str, schema) -> None:
     plan = plan_of(sql, schema)
     again = plan_of(plan_sql(plan).sql(dialect="spark"), schema)
     assert again == plan
@@ -183,7 +183,7 @@ def test_operands_keep_their_precedence() -> None:
     assert sql_of(negated) == "NOT (t.a = t.b AND t.a > t.b)"
 
 
-def test_pretty_quotes_only_where_needed(schema) -> None:  # noqa: ANN001
+def test_pretty_quotes_only_where_needed(schema) -> None:
     plan = ir.Project(
         ir.Scan("hr_rewrite.emps", "order"),
         (ir.Output("count(1)", ir.Agg("count")), ir.Output("x", ir.Column("order", "x"))),

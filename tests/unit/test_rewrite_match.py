@@ -23,11 +23,11 @@ BY_DEPT = "SELECT deptno, SUM(salary) AS total FROM emps GROUP BY deptno"
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def model(tmp_path_factory: pytest.TempPathFactory):
     return runner.hr_model(tmp_path_factory.mktemp("match"))
 
 
-def ctx(model, row_counts=None, types=None, **views: str):  # noqa: ANN001, ANN201
+def ctx(model, row_counts=None, types=None, **views: str):
     items = [Materialization(n, runner.SCHEMA, n, sql) for n, sql in views.items()]
     return context_for(
         model,
@@ -47,7 +47,7 @@ class States:
 
 
 # -- the result -------------------------------------------------------------------------------
-def test_result_document(model) -> None:  # noqa: ANN001
+def test_result_document(model) -> None:
     result = rewrite(BY_DEPT, ctx(model, mv=EMP_DEPT))
     document = result.to_dict()
     assert list(document) == ["rewritten", "sql", "materializations", "explain"]
@@ -59,7 +59,7 @@ def test_result_document(model) -> None:  # noqa: ANN001
     assert "FROM hr_rewrite.mv AS mv" in document["sql"]
 
 
-def test_not_rewritten_returns_the_query_exactly(model) -> None:  # noqa: ANN001
+def test_not_rewritten_returns_the_query_exactly(model) -> None:
     sql = "select   empid from emps  -- as typed"
     result = rewrite(sql, ctx(model, mv=DEPT))
     assert not result.rewritten and result.sql == sql and result.materializations == ()
@@ -67,26 +67,26 @@ def test_not_rewritten_returns_the_query_exactly(model) -> None:  # noqa: ANN001
     assert (note.view, note.outcome, note.reason) == ("mv", "rejected", "CANNOT_ROLL_UP")
 
 
-def test_unsupported_sql_is_a_reason_not_an_error(model) -> None:  # noqa: ANN001
+def test_unsupported_sql_is_a_reason_not_an_error(model) -> None:
     result = rewrite("SELECT t.x FROM nowhere.t AS t", ctx(model, mv=DEPT))
     assert not result.rewritten
     assert result.explain[0].view is None and result.explain[0].reason == "UNSUPPORTED"
     assert "not in the model" in result.explain[0].message
 
 
-def test_statements_other_than_queries_are_errors(model) -> None:  # noqa: ANN001
+def test_statements_other_than_queries_are_errors(model) -> None:
     with pytest.raises(UsageError):
         rewrite("DELETE FROM emps", ctx(model, mv=DEPT))
     with pytest.raises(SqlError):
         rewrite("SELEC 1", ctx(model, mv=DEPT))
 
 
-def test_explain_false_records_nothing(model) -> None:  # noqa: ANN001
+def test_explain_false_records_nothing(model) -> None:
     result = rewrite(BY_DEPT, ctx(model, mv=EMP_DEPT), explain=False)
     assert result.rewritten and result.explain == ()
 
 
-def test_output_names_keep_the_query_spelling(model) -> None:  # noqa: ANN001
+def test_output_names_keep_the_query_spelling(model) -> None:
     result = rewrite(
         "SELECT deptno AS DeptNo, SUM(salary) AS TotalPay FROM emps GROUP BY deptno",
         ctx(model, mv=EMP_DEPT),
@@ -95,7 +95,7 @@ def test_output_names_keep_the_query_spelling(model) -> None:  # noqa: ANN001
 
 
 # -- choice and freshness ---------------------------------------------------------------------
-def test_the_view_reading_fewer_rows_is_chosen(model) -> None:  # noqa: ANN001
+def test_the_view_reading_fewer_rows_is_chosen(model) -> None:
     views = {"fine": EMP_DEPT, "coarse": DEPT}
     result = rewrite(BY_DEPT, ctx(model, **views))
     assert result.materializations == ("coarse",)
@@ -106,12 +106,12 @@ def test_the_view_reading_fewer_rows_is_chosen(model) -> None:  # noqa: ANN001
     assert counted.materializations == ("fine",)
 
 
-def test_ties_break_by_name(model) -> None:  # noqa: ANN001
+def test_ties_break_by_name(model) -> None:
     result = rewrite(BY_DEPT, ctx(model, b_view=DEPT, a_view=DEPT))
     assert result.materializations == ("a_view",)
 
 
-def test_a_stale_view_is_not_used(model) -> None:  # noqa: ANN001
+def test_a_stale_view_is_not_used(model) -> None:
     states = States(coarse=ViewState(False, "STALE", "sources changed 3 h ago"))
     result = rewrite(BY_DEPT, ctx(model, fine=EMP_DEPT, coarse=DEPT), states)
     assert result.materializations == ("fine",)
@@ -119,13 +119,13 @@ def test_a_stale_view_is_not_used(model) -> None:  # noqa: ANN001
     assert stale.reason == "STALE" and "sources changed 3 h ago" in stale.message
 
 
-def test_missing_views_are_not_available(model) -> None:  # noqa: ANN001
+def test_missing_views_are_not_available(model) -> None:
     states = States(coarse=ViewState(False, "MISSING"))
     result = rewrite(BY_DEPT, ctx(model, coarse=DEPT), states)
     assert not result.rewritten and result.explain[0].reason == "NOT_AVAILABLE"
 
 
-def test_stale_but_within_tolerance_is_used(model) -> None:  # noqa: ANN001
+def test_stale_but_within_tolerance_is_used(model) -> None:
     states = States(coarse=ViewState(True, "STALE_ACCEPTED"))
     assert rewrite(BY_DEPT, ctx(model, coarse=DEPT), states).rewritten
 
@@ -144,7 +144,7 @@ def test_the_steps_run_in_the_papers_order() -> None:
     ]
 
 
-def test_self_joins_try_every_mapping(model) -> None:  # noqa: ANN001
+def test_self_joins_try_every_mapping(model) -> None:
     context = ctx(
         model,
         mv="SELECT a.empid AS e1, b.empid AS e2 FROM emps a JOIN emps b ON a.deptno = b.deptno",
@@ -158,7 +158,7 @@ def test_self_joins_try_every_mapping(model) -> None:  # noqa: ANN001
     }
 
 
-def test_query_partial_needs_a_lossless_join(model) -> None:  # noqa: ANN001
+def test_query_partial_needs_a_lossless_join(model) -> None:
     lossless = ctx(model, mv="SELECT empid, deptname FROM emps JOIN depts USING (deptno)")
     assert rewrite("SELECT empid FROM emps WHERE empid > 3", lossless).rewritten
     lossy = ctx(model, mv="SELECT projid, deptno FROM projects JOIN emps USING (empid)")
@@ -167,7 +167,7 @@ def test_query_partial_needs_a_lossless_join(model) -> None:  # noqa: ANN001
     assert "hr_rewrite.emps" in result.explain[0].message
 
 
-def test_messages_name_the_predicate_and_the_column(model) -> None:  # noqa: ANN001
+def test_messages_name_the_predicate_and_the_column(model) -> None:
     narrow = ctx(model, mv="SELECT empid, salary FROM emps WHERE salary > 12000")
     (note,) = rewrite("SELECT empid FROM emps WHERE deptno = 3", narrow).explain
     assert note.reason == "MISSING_COLUMN" and "emps.deptno" in note.message
@@ -187,7 +187,7 @@ AVG_VIEW = (
 )
 
 
-def test_avg_of_a_decimal_is_cast_like_sparks(model) -> None:  # noqa: ANN001
+def test_avg_of_a_decimal_is_cast_like_sparks(model) -> None:
     result = rewrite(
         "SELECT deptno, AVG(salary) FROM emps GROUP BY deptno", ctx(model, mv=AVG_VIEW)
     )
@@ -197,14 +197,14 @@ def test_avg_of_a_decimal_is_cast_like_sparks(model) -> None:  # noqa: ANN001
     )
 
 
-def test_avg_of_an_integer_is_a_division(model) -> None:  # noqa: ANN001
+def test_avg_of_an_integer_is_a_division(model) -> None:
     result = rewrite(
         "SELECT deptno, AVG(locationid) FROM emps GROUP BY deptno", ctx(model, mv=AVG_VIEW)
     )
     assert "SUM(mv.sl) / SUM(mv.cl)" in result.sql
 
 
-def test_avg_of_an_unknown_type_is_not_rebuilt(model) -> None:  # noqa: ANN001
+def test_avg_of_an_unknown_type_is_not_rebuilt(model) -> None:
     result = rewrite(
         "SELECT deptno, AVG(salary) FROM emps GROUP BY deptno", ctx(model, types={}, mv=AVG_VIEW)
     )
@@ -212,7 +212,7 @@ def test_avg_of_an_unknown_type_is_not_rebuilt(model) -> None:  # noqa: ANN001
     assert "type is unknown" in result.explain[0].message
 
 
-def test_match_returns_a_value_for_every_view(model) -> None:  # noqa: ANN001
+def test_match_returns_a_value_for_every_view(model) -> None:
     context = ctx(model, a=DEPT, b="SELECT locationid FROM locations")
     query = context.views[0].block
     results = [match(query, v, context.keys) for v in context.views]
@@ -220,7 +220,7 @@ def test_match_returns_a_value_for_every_view(model) -> None:  # noqa: ANN001
     assert isinstance(results[1], Rejection) and results[1].reason == "TABLES_NOT_CONTAINED"
 
 
-def test_the_scan_of_the_view_is_named_apart_from_joined_back_tables(model) -> None:  # noqa: ANN001
+def test_the_scan_of_the_view_is_named_apart_from_joined_back_tables(model) -> None:
     context = ctx(model, mv="SELECT empid, deptno, locationid FROM emps")
     result = rewrite(
         "SELECT mv.state, empid FROM emps JOIN locations AS mv ON emps.locationid = mv.locationid",

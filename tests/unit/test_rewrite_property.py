@@ -83,11 +83,11 @@ def queries(draw: st.DrawFn) -> str:
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def model(tmp_path_factory: pytest.TempPathFactory):
     return runner.hr_model(tmp_path_factory.mktemp("property"))
 
 
-def context(model, **views: str):  # noqa: ANN001, ANN201
+def context(model, **views: str):
     items = [Materialization(n, runner.SCHEMA, n, sql) for n, sql in views.items()]
     return context_for(model, tiles=(), materializations=items, types=runner.HR_TYPES)
 
@@ -96,7 +96,7 @@ def context(model, **views: str):  # noqa: ANN001, ANN201
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(queries())
-def test_a_view_identical_to_the_query_is_a_plain_scan(model, sql: str) -> None:  # noqa: ANN001
+def test_a_view_identical_to_the_query_is_a_plain_scan(model, sql: str) -> None:
     result = rewrite(sql, context(model, mv=sql))
     assert result.rewritten, result.explain
     tree = sqlglot.parse_one(result.sql, read="spark")
@@ -112,7 +112,7 @@ def test_a_view_identical_to_the_query_is_a_plain_scan(model, sql: str) -> None:
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(queries(), queries())
-def test_the_filter_conditions_never_reject_a_usable_view(model, sql: str, view_sql: str) -> None:  # noqa: ANN001
+def test_the_filter_conditions_never_reject_a_usable_view(model, sql: str, view_sql: str) -> None:
     ctx = context(model, q=sql, v=view_sql)
     query, view = ctx.views[0].block, ctx.views[1]
     quick = prefilter.reject(prefilter.Summary.of(query), view, ctx.summaries[1])

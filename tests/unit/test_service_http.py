@@ -104,7 +104,7 @@ def client(service: Service) -> TestClient:
     return TestClient(create_app(service), raise_server_exceptions=False, base_url=LOCAL)
 
 
-def error(response) -> tuple[int, str]:  # noqa: ANN001
+def error(response) -> tuple[int, str]:
     return response.status_code, response.json()["error"]["code"]
 
 

@@ -40,7 +40,7 @@ def test_overlaps(a: Scope, b: Scope, overlap: bool) -> None:
     assert a.overlaps(b) is overlap and b.overlaps(a) is overlap
 
 
-def finished(runner: JobRunner, job_id: str):  # noqa: ANN201
+def finished(runner: JobRunner, job_id: str):
     for _ in range(500):
         job = runner.get(job_id)
         if not job.active:

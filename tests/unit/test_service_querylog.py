@@ -102,7 +102,7 @@ def test_a_bad_since_is_a_usage_error() -> None:
         parse_since("yesterday", NOW)
 
 
-def request(n: int, **changes) -> Request:  # noqa: ANN003
+def request(n: int, **changes) -> Request:
     values = dict(at=1_777_000_000.0 + n, sql=f"select a from t where x = {n}", kind="rewrite",
                   rewritten=n % 2 == 0, views=("mvlattice.t1",) if n % 2 == 0 else (),
                   latency_ms=1.5, outcome="ok", model="shop")  # fmt: skip
@@ -131,7 +131,7 @@ class Appends:
         self.calls = 0
         self.done = threading.Event()
 
-    def __call__(self, spark, warehouse, records) -> int:  # noqa: ANN001
+    def __call__(self, spark, warehouse, records) -> int:
         records = list(records)
         self.calls += 1
         if any("poison" in r.sql for r in records):
@@ -184,7 +184,7 @@ def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
     return condition()
 
 
-def writer(**kwargs) -> QueryLogWriter:  # noqa: ANN003
+def writer(**kwargs) -> QueryLogWriter:
     values = {"options": NO_PRUNING, "interval": 0.01} | kwargs
     return QueryLogWriter(None, "/wh", **values)  # type: ignore[arg-type]
 
@@ -245,7 +245,7 @@ def test_a_malformed_request_is_set_aside_alone(appends: Appends) -> None:
 def test_isolation_finds_scattered_poison_within_its_budget() -> None:
     sent: list[str] = []
 
-    def append(records) -> int:  # noqa: ANN001
+    def append(records) -> int:
         if any("poison" in r.sql for r in records):
             raise RuntimeError("refused")
         sent.extend(r.sql for r in records)

@@ -55,7 +55,7 @@ def test_a_join_outside_the_declared_foreign_keys_is_refused() -> None:
     assert isinstance(verdict, Undecided) and verdict.reason == NOT_A_FOREIGN_KEY
 
 
-def uniqueness_from(providers: dict[str, DictStatisticProvider]):  # noqa: ANN201
+def uniqueness_from(providers: dict[str, DictStatisticProvider]):
     """Uniqueness as the data adapter answers it: distinct count against rows."""
 
     def unique(key: tuple[str, str], columns: tuple[str, ...]) -> bool | None:

@@ -49,7 +49,7 @@ def entries() -> list[LogEntry]:
     return [LogEntry(sql, f"q{i}", dialect=ANSI) for i, sql in enumerate(LOG, 1)]
 
 
-def reload(tmp_path: Path, text: str):  # noqa: ANN201
+def reload(tmp_path: Path, text: str):
     out = tmp_path / "suggested.yaml"
     out.write_text(text, encoding="utf-8")
     return load_model(out, warehouse=str(tmp_path / "warehouse"))

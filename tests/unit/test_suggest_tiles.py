@@ -34,7 +34,7 @@ def counts(lattice: Lattice) -> DictStatisticProvider:
     )
 
 
-def run(model: Model, log: list[tuple[str, float]], **options) -> LatticeSuggestion:  # noqa: ANN003
+def run(model: Model, log: list[tuple[str, float]], **options) -> LatticeSuggestion:
     entries = [LogEntry(sql, f"q{i}", weight, dialect=ANSI) for i, (sql, weight) in enumerate(log)]
     result = suggest(entries, model=model, stats_for=counts, statistics="dict", **options)
     (item,) = result.lattices
