@@ -29,6 +29,12 @@ def schema_of(tables: TableColumns) -> MappingSchema:
     return MappingSchema(mapping, dialect=DIALECT)
 
 
+def parse_statements(sql: str, dialect: str | None = DIALECT) -> tuple[exp.Expr, ...]:
+    """The statements of `sql` in `dialect`, leniently: sqlglot errors propagate, for callers
+    (the suggester reading a log) that count them rather than refuse the request."""
+    return tuple(t for t in sqlglot.parse(sql, read=dialect) if t is not None)
+
+
 def parse_query(sql: str) -> exp.Query:
     """One SELECT / WITH / set-operation statement; anything else is a usage error."""
     try:

@@ -20,8 +20,8 @@ from mvlattice.lattice.lattice import Lattice, LatticeColumn, Node
 from mvlattice.lattice.statistic_provider import StatisticProvider
 from mvlattice.model.loader import Model
 from mvlattice.sql.quote import qualified
-from mvlattice.suggest.catalog import TableKey
 from mvlattice.suggest.direction import Uniqueness
+from mvlattice.suggest.table_catalog import TableKey
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -34,7 +34,7 @@ def table_lattice(model: Model, key: TableKey) -> Lattice | None:
     table = model.table(*key)
     if table is None:
         return None
-    from mvlattice.suggest.catalog import table_columns
+    from mvlattice.suggest.table_catalog import table_columns
 
     columns = table_columns(table) or ()
     alias = "t"

@@ -29,8 +29,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mvlattice.suggest.blocks import JoinPair, TableRef
-from mvlattice.suggest.catalog import Catalog, TableKey
+from mvlattice.suggest.catalog_blocks import BlockTable, JoinPair
+from mvlattice.suggest.table_catalog import Catalog, TableKey
 
 DECLARED, DATA, NAMING, FROM_ORDER = "declared", "data", "naming", "from order"
 SOURCES = (DECLARED, DATA, NAMING, FROM_ORDER)
@@ -64,7 +64,7 @@ class Undecided:
 
 def direct(
     pair: JoinPair,
-    tables: tuple[TableRef, ...],
+    tables: tuple[BlockTable, ...],
     catalog: Catalog,
     uniqueness: Uniqueness | None = None,
 ) -> DirectedJoin | Undecided:
@@ -103,7 +103,7 @@ def _checked(join: DirectedJoin, sides: Sides, catalog: Catalog) -> DirectedJoin
 
 # Each decider returns the index (0 or 1) of the ONE side, None to pass, or Undecided.
 Verdict = int | None | Undecided
-Sides = tuple[tuple[TableRef, tuple[str, ...]], tuple[TableRef, tuple[str, ...]]]
+Sides = tuple[tuple[BlockTable, tuple[str, ...]], tuple[BlockTable, tuple[str, ...]]]
 
 
 def _directed(sides: Sides, one: int, source: str) -> DirectedJoin:
@@ -191,7 +191,7 @@ def _singular(name: str) -> str:
     return name[:-1] if name.endswith("s") and not name.endswith("ss") else name
 
 
-def _earlier(sides: Sides, tables: tuple[TableRef, ...]) -> int:
+def _earlier(sides: Sides, tables: tuple[BlockTable, ...]) -> int:
     """The later table in FROM is the one side."""
     order = [t.alias for t in tables]
     return 0 if order.index(sides[0][0].alias) > order.index(sides[1][0].alias) else 1

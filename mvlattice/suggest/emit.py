@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mvlattice.lattice.lattice import Measure
-from mvlattice.suggest.build import label_of
-from mvlattice.suggest.catalog import TableKey
 from mvlattice.suggest.merge import describe_measure
+from mvlattice.suggest.stated_lattice import label_of
 from mvlattice.suggest.suggester import LatticeSuggestion, Suggestion, describe
+from mvlattice.suggest.table_catalog import TableKey
 from mvlattice.suggest.tiles import SuggestedTile
 from mvlattice.suggest.yaml_text import Commented, dump
 

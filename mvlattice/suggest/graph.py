@@ -12,16 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from mvlattice.suggest.blocks import (
+from mvlattice.suggest.catalog_blocks import (
     MEASURE_AGGREGATES,
     AggCall,
     ColumnRef,
     QueryBlock,
     Skip,
 )
-from mvlattice.suggest.catalog import Catalog
 from mvlattice.suggest.direction import DirectedJoin, Undecided, Uniqueness, direct
-from mvlattice.suggest.shape import Path, Shape, Step
+from mvlattice.suggest.star_shape import Path, Shape, Step
+from mvlattice.suggest.table_catalog import Catalog
 
 CYCLIC = "cyclic join"
 NOT_A_TREE = "not a star (a table joined from two others)"

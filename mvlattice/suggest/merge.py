@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from mvlattice.suggest.graph import BlockStar, MeasureCall
-from mvlattice.suggest.shape import Path, Shape
+from mvlattice.suggest.star_shape import Path, Shape
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,14 +6,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlglot
+from sqlglot import exp
 
-from mvlattice.suggest.blocks import NO_TABLES, Skip, is_query, learned_columns, parse
-from mvlattice.suggest.blocks import query_blocks as blocks_of
-from mvlattice.suggest.catalog import Catalog, with_learned
+from mvlattice.sql.parse import parse_statements
+from mvlattice.suggest.catalog_blocks import NO_TABLES, Skip, learned_columns
+from mvlattice.suggest.catalog_blocks import query_blocks as blocks_of
 from mvlattice.suggest.direction import Uniqueness
 from mvlattice.suggest.graph import block_stars
 from mvlattice.suggest.logs import LogEntry
 from mvlattice.suggest.merge import Contribution
+from mvlattice.suggest.table_catalog import Catalog, with_learned
 from mvlattice.suggest.tiles import ParsedQuery
 
 UNPARSED = "does not parse"
@@ -41,7 +43,7 @@ def parse_entries(
         chosen = dialect if dialect is not None else entry.dialect
         read = DEFAULT_DIALECT if chosen is None else chosen
         try:
-            trees = tuple(t for t in parse(entry.sql, read) if is_query(t))
+            trees = tuple(t for t in parse_statements(entry.sql, read) if isinstance(t, exp.Query))
         except (sqlglot.errors.SqlglotError, RecursionError) as exc:
             out.append((entry, Skip(UNPARSED, (str(exc).strip().splitlines() or [""])[0])))
             continue

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mvlattice.lattice.lattice import Lattice, LatticeColumn
-from mvlattice.suggest.build import Derived, PathKey, path_key
 from mvlattice.suggest.graph import MeasureCall
 from mvlattice.suggest.merge import Seed
-from mvlattice.suggest.shape import Path, Shape, Step
+from mvlattice.suggest.star_shape import Path, Shape, Step
+from mvlattice.suggest.stated_lattice import Derived, PathKey, path_key
 
 
 @dataclass(frozen=True, slots=True)

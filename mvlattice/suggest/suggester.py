@@ -5,11 +5,12 @@ tiles designed from the log's queries — future work on Calcite's lattice page)
     result = suggest(entries, model=load_model("model.yaml"))
     text = emit_model(result, base_document)
 
-Steps, each in its own module: parse (`reading`), learn columns (`catalog`), read query blocks
-(`blocks`), direct joins (`direction`) and hang stars off their roots (`graph`), merge stars
-into lattices (`merge`), state each as model SQL and build it as the loader would (`build`),
-choose tiles for the lattice's queries (`tiles`, reusing the planner's workload mapping and
-HRU96 greedy) with data statistics or, without data, a documented guess (`estimates`).
+Steps, each in its own module: parse (`reading`), learn columns (`table_catalog`), read query
+blocks (`catalog_blocks`, over `sql.block_summary`), direct joins (`direction`) and hang stars
+off their roots (`graph`), merge stars into lattices (`merge`), state each as model SQL and
+build it as the loader would (`stated_lattice`), choose tiles for the lattice's queries
+(`tiles`, reusing the planner's workload mapping and HRU96 greedy) with data statistics or,
+without data, a documented guess (`estimates`).
 """
 
 from __future__ import annotations
@@ -24,15 +25,6 @@ from mvlattice.document import Problems
 from mvlattice.lattice.lattice import Lattice, Measure, TileSpec
 from mvlattice.lattice.statistic_provider import StatisticProvider
 from mvlattice.model.loader import Model
-from mvlattice.suggest.build import (
-    Derived,
-    assign_aliases,
-    build_lattice,
-    changed_labels,
-    lattice_sql,
-    path_key,
-)
-from mvlattice.suggest.catalog import Catalog, model_catalog, open_catalog
 from mvlattice.suggest.direction import Uniqueness
 from mvlattice.suggest.estimates import (
     DESCRIPTION,
@@ -43,8 +35,17 @@ from mvlattice.suggest.logs import LogEntry
 from mvlattice.suggest.merge import SuggestedLattice, describe_measure, merge_stars
 from mvlattice.suggest.reading import learn, parse_entries, read_query
 from mvlattice.suggest.seeds import SeedInfo, seed_from_lattice
-from mvlattice.suggest.shape import Path
+from mvlattice.suggest.star_shape import Path
+from mvlattice.suggest.stated_lattice import (
+    Derived,
+    assign_aliases,
+    build_lattice,
+    changed_labels,
+    lattice_sql,
+    path_key,
+)
 from mvlattice.suggest.summary import Summary, summarize
+from mvlattice.suggest.table_catalog import Catalog, model_catalog, open_catalog
 from mvlattice.suggest.tiles import ParsedQuery, TilePlan, plan_tiles, unused_tiles
 
 StatsFor = Callable[[Lattice], StatisticProvider]

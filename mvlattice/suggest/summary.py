@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from mvlattice.suggest.blocks import Skip
+from mvlattice.suggest.catalog_blocks import Skip
 from mvlattice.suggest.direction import SOURCES
 from mvlattice.suggest.logs import LogEntry
 from mvlattice.suggest.merge import SuggestedLattice

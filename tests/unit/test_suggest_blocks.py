@@ -3,21 +3,21 @@ the reasons a block cannot make a lattice."""
 
 from __future__ import annotations
 
-from mvlattice.suggest.blocks import (
+from mvlattice.sql.parse import parse_statements
+from mvlattice.suggest.catalog_blocks import (
     EXPRESSION_JOIN,
     NO_TABLES,
     NON_EQUI,
     UNKNOWN_TABLE,
     AggCall,
+    BlockTable,
     ColumnRef,
     JoinPair,
     QueryBlock,
-    TableRef,
     learned_columns,
-    parse,
     query_blocks,
 )
-from mvlattice.suggest.catalog import (
+from mvlattice.suggest.table_catalog import (
     Catalog,
     TableInfo,
     open_catalog,
@@ -36,7 +36,7 @@ CATALOG = Catalog(
 
 
 def blocks(sql: str, catalog: Catalog = CATALOG, dialect: str = "spark") -> tuple[QueryBlock, ...]:
-    (tree,) = parse(sql, dialect)
+    (tree,) = parse_statements(sql, dialect)
     return query_blocks(tree, catalog)
 
 
@@ -50,7 +50,7 @@ def test_on_join_grouping_filters_and_aggregates() -> None:
         "select a.name, sum(f.x), count(*), count(distinct f.y) from f join a on f.a_id = a.a_id "
         "where f.y > 3 and a.name like 'z%' group by a.name having max(f.x) > 1"
     )
-    assert block.tables == (TableRef("f", "s", "f"), TableRef("a", "s", "a"))
+    assert block.tables == (BlockTable("f", "s", "f"), BlockTable("a", "s", "a"))
     assert block.joins == (JoinPair("f", "a", ("a_id",), ("a_id",)),)
     assert block.group == (ColumnRef("a", "name"),)
     assert block.filters == (ColumnRef("f", "y"), ColumnRef("a", "name"))
@@ -128,7 +128,7 @@ def test_window_aggregates_are_not_measures() -> None:
 
 
 def test_open_catalog_learns_columns_from_qualified_references() -> None:
-    (tree,) = parse(
+    (tree,) = parse_statements(
         'select "a"."name", count(*) from "f" as "x", "a" as "a" '
         'where "x"."a_id" = "a"."a_id" and "y" = 1 group by "a"."name"',
         "",

@@ -6,8 +6,7 @@ import pytest
 
 from mvlattice.model.loader import ForeignKey
 from mvlattice.statistics.dict_provider import DictStatisticProvider
-from mvlattice.suggest.blocks import JoinPair, TableRef
-from mvlattice.suggest.catalog import Catalog, TableInfo, open_catalog
+from mvlattice.suggest.catalog_blocks import BlockTable, JoinPair
 from mvlattice.suggest.direction import (
     DATA,
     DECLARED,
@@ -19,8 +18,9 @@ from mvlattice.suggest.direction import (
     Undecided,
     direct,
 )
+from mvlattice.suggest.table_catalog import Catalog, TableInfo, open_catalog
 
-F, D = TableRef("f", "s", "facts"), TableRef("d", "s", "things")
+F, D = BlockTable("f", "s", "facts"), BlockTable("d", "s", "things")
 PAIR = JoinPair("f", "d", ("thing_ref",), ("code",))
 
 
@@ -91,7 +91,7 @@ def test_one_to_one_in_the_data_falls_through_to_naming() -> None:
         "emp": DictStatisticProvider(10, {"empno": 10}),
         "emp_extra": DictStatisticProvider(10, {"empno": 10}),
     }
-    a, b = TableRef("x", "s", "emp_extra"), TableRef("e", "s", "emp")
+    a, b = BlockTable("x", "s", "emp_extra"), BlockTable("e", "s", "emp")
     pair = JoinPair("x", "e", ("empno",), ("empno",))
     verdict = direct(pair, (a, b), open_catalog("s"), uniqueness_from(providers))
     assert verdict == DirectedJoin("x", "e", ("empno",), ("empno",), NAMING)
@@ -113,7 +113,7 @@ def test_one_to_one_in_the_data_falls_through_to_naming() -> None:
     ],
 )
 def test_naming_conventions(many: str, many_col: str, one: str, one_col: str) -> None:
-    a, b = TableRef("a", "s", many), TableRef("b", "s", one)
+    a, b = BlockTable("a", "s", many), BlockTable("b", "s", one)
     for pair, tables in (
         (JoinPair("a", "b", (many_col,), (one_col,)), (a, b)),
         (JoinPair("b", "a", (one_col,), (many_col,)), (b, a)),
@@ -123,7 +123,7 @@ def test_naming_conventions(many: str, many_col: str, one: str, one_col: str) ->
 
 
 def test_from_order_is_the_last_resort() -> None:
-    a, b = TableRef("a", "s", "store"), TableRef("b", "s", "customer")
+    a, b = BlockTable("a", "s", "store"), BlockTable("b", "s", "customer")
     pair = JoinPair("a", "b", ("store_state",), ("state_province",))
     assert direct(pair, (a, b), open_catalog("s")).source == FROM_ORDER
     assert direct(pair, (a, b), open_catalog("s")).many == "a"

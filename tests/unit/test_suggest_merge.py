@@ -6,7 +6,7 @@ import pytest
 
 from mvlattice.suggest.graph import BlockStar, MeasureCall
 from mvlattice.suggest.merge import Contribution, Seed, merge_stars
-from mvlattice.suggest.shape import Shape, Step
+from mvlattice.suggest.star_shape import Shape, Step
 
 FACT = ("s", "sales")
 PRODUCT = Step.of(("s", "product"), ("product_id",), ("product_id",))

@@ -16,7 +16,7 @@ from mvlattice.document import Problems
 from mvlattice.lattice.lattice import Lattice, LatticeColumn, Measure
 from mvlattice.lattice.star import build_star
 from mvlattice.sql.quote import identifier, qualified
-from mvlattice.suggest.shape import Path, Shape
+from mvlattice.suggest.star_shape import Path, Shape
 
 ColumnsOf = Callable[[str, str], tuple[str, ...] | None]
 PathKey = tuple

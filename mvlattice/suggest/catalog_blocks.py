@@ -1,4 +1,6 @@
-"""Query blocks: what each SELECT of a logged statement (subqueries and CTEs too) reads.
+"""Query blocks against the suggester's catalog: what each SELECT of a logged statement
+(subqueries and CTEs too) reads. The SQL is read by `sql.block_summary` (the one block
+analyzer); this module resolves its aliases and columns to catalog tables.
 
 For every block: its tables (each with the block's alias), the equi-joins between them — ON,
 USING, and WHERE equalities of two tables' columns (comma joins) count alike —, the columns it
@@ -13,13 +15,13 @@ tables of the block; their own SELECTs are blocks of their own.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
 
-from mvlattice.suggest.catalog import Catalog, TableInfo, TableKey
+from mvlattice.sql.block_summary import BlockSummary, FromItem, block_summaries, own_nodes
+from mvlattice.suggest.table_catalog import Catalog, TableInfo, TableKey
 
 NO_TABLES = "no tables"
 UNKNOWN_TABLE = "unknown table"
@@ -29,7 +31,7 @@ MEASURE_AGGREGATES = ("count", "sum", "min", "max", "avg")
 
 
 @dataclass(frozen=True, slots=True)
-class TableRef:
+class BlockTable:
     alias: str  # lower-cased
     schema: str
     table: str
@@ -73,79 +75,65 @@ class Skip:
 
 @dataclass(frozen=True, slots=True)
 class QueryBlock:
-    tables: tuple[TableRef, ...]
+    tables: tuple[BlockTable, ...]
     joins: tuple[JoinPair, ...] = ()
     group: tuple[ColumnRef, ...] = ()
     filters: tuple[ColumnRef, ...] = ()
     aggregates: tuple[AggCall, ...] = ()
     skip: Skip | None = None
 
-    def table(self, alias: str) -> TableRef:
+    def table(self, alias: str) -> BlockTable:
         return next(t for t in self.tables if t.alias == alias)
 
 
-def parse(sql: str, dialect: str | None) -> tuple[exp.Expression, ...]:
-    """The statements of `sql` (sqlglot errors propagate: the caller counts them)."""
-    return tuple(t for t in sqlglot.parse(sql, read=dialect) if t is not None)
-
-
-def is_query(tree: exp.Expression) -> bool:
-    return isinstance(tree, exp.Query)
-
-
-def query_blocks(tree: exp.Expression, catalog: Catalog) -> tuple[QueryBlock, ...]:
+def query_blocks(tree: exp.Expr, catalog: Catalog) -> tuple[QueryBlock, ...]:
     """Every SELECT of the statement, outermost first."""
-    ctes = _cte_names(tree)
-    return tuple(_Block(select, catalog, ctes).read() for select in tree.find_all(exp.Select))
+    return tuple(_CatalogBlock(b, catalog).read() for b in block_summaries(tree))
 
 
-def learned_columns(tree: exp.Expression, catalog: Catalog) -> Iterator[tuple[str, str, str]]:
+def learned_columns(tree: exp.Expr, catalog: Catalog) -> Iterator[tuple[str, str, str]]:
     """(schema, table, column) the statement shows: alias-qualified columns, the columns of a
     block reading one table only, and USING columns of the joined table."""
-    ctes = _cte_names(tree)
-    for select in tree.find_all(exp.Select):
-        block = _Block(select, catalog, ctes)
+    for summary in block_summaries(tree):
+        block = _CatalogBlock(summary, catalog)
         tables = [t for t in block.sources.values() if t is not None]
         only = tables[0] if len(tables) == 1 and len(block.sources) == 1 else None
-        for column in _own(select, exp.Column):
+        for column in summary.columns:
             ref = block.sources.get(column.table.lower()) if column.table else only
-            if ref is not None and not isinstance(column.this, exp.Star):
+            if ref is not None:
                 yield ref.schema, ref.table, column.name
-        for join in select.args.get("joins") or ():
-            ref = block.sources.get(join.this.alias_or_name.lower())
-            for name in join.args.get("using") or ():
-                if ref is not None:
-                    yield ref.schema, ref.table, name.name
+        for item in summary.from_items:
+            ref = block.sources.get(item.alias)
+            for name in item.using if ref is not None else ():
+                yield ref.schema, ref.table, name
 
 
-class _Block:
-    """Reads one SELECT against the catalog."""
+class _CatalogBlock:
+    """One block's summary read against the catalog: its aliases resolved to tables."""
 
-    def __init__(self, select: exp.Select, catalog: Catalog, ctes: frozenset[str]) -> None:
-        self.select = select
+    def __init__(self, summary: BlockSummary, catalog: Catalog) -> None:
+        self.summary = summary
         self.catalog = catalog
         self.unknown: list[str] = []
-        self.sources: dict[str, TableRef | None] = {}  # alias -> table (None: derived)
+        self.sources: dict[str, BlockTable | None] = {}  # alias -> table (None: derived)
         self.infos: dict[str, TableInfo] = {}
-        for item in _from_items(select):
-            self._add_source(item, ctes)
+        for item in summary.from_items:
+            self._add_source(item)
 
-    def _add_source(self, item: exp.Expression, ctes: frozenset[str]) -> None:
-        alias = item.alias_or_name.lower()
-        is_table = isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier)
-        if not is_table or (not item.db and item.name.lower() in ctes):
-            self.sources[alias] = None
+    def _add_source(self, item: FromItem) -> None:
+        if item.table is None:
+            self.sources[item.alias] = None
             return
-        info = self.catalog.table(item.db or None, item.name)
+        info = self.catalog.table(item.schema, item.table)
         if info is None:
-            self.unknown.append(".".join(p for p in (item.db, item.name) if p))
-            self.sources[alias] = None
+            self.unknown.append(".".join(p for p in (item.schema, item.table) if p))
+            self.sources[item.alias] = None
             return
-        self.sources[alias] = TableRef(alias, info.schema, info.name)
-        self.infos[alias] = info
+        self.sources[item.alias] = BlockTable(item.alias, info.schema, info.name)
+        self.infos[item.alias] = info
 
     @property
-    def tables(self) -> tuple[TableRef, ...]:
+    def tables(self) -> tuple[BlockTable, ...]:
         return tuple(t for t in self.sources.values() if t is not None)
 
     def read(self) -> QueryBlock:
@@ -160,9 +148,9 @@ class _Block:
         return QueryBlock(
             self.tables,
             _pairs(pairs),
-            tuple(dict.fromkeys(self._refs(_group_columns(self.select)))),
+            tuple(dict.fromkeys(self._refs(self.summary.group_columns))),
             tuple(dict.fromkeys(filters)),
-            tuple(self._aggregate(a) for a in _aggregates(self.select)),
+            tuple(self._aggregate(a) for a in self.summary.aggregate_calls),
         )
 
     def _skipped(self, reason: str, detail: str) -> QueryBlock:
@@ -172,8 +160,8 @@ class _Block:
     def _conditions(self) -> tuple[list[tuple[ColumnRef, ColumnRef]], list[ColumnRef]]:
         pairs: list[tuple[ColumnRef, ColumnRef]] = []
         filters: list[ColumnRef] = []
-        for conjunct in self._conjuncts():
-            refs = list(self._refs(_own(conjunct, exp.Column)))
+        for conjunct in self.summary.conjuncts:
+            refs = list(self._refs(own_nodes(conjunct, exp.Column)))
             if len({r.alias for r in refs}) < 2:
                 filters.extend(refs)
             else:
@@ -181,13 +169,7 @@ class _Block:
         pairs.extend(self._using_pairs())
         return pairs, filters
 
-    def _conjuncts(self) -> Iterator[exp.Expression]:
-        for join in self.select.args.get("joins") or ():
-            yield from _split_and(join.args.get("on"))
-        where = self.select.args.get("where")
-        yield from _split_and(where.this if where is not None else None)
-
-    def _equality(self, conjunct: exp.Expression) -> tuple[ColumnRef, ColumnRef]:
+    def _equality(self, conjunct: exp.Expr) -> tuple[ColumnRef, ColumnRef]:
         text = conjunct.sql()
         if not isinstance(conjunct, exp.EQ):
             raise _Unusable(NON_EQUI, text)
@@ -199,30 +181,29 @@ class _Block:
         return one, two
 
     def _using_pairs(self) -> Iterator[tuple[ColumnRef, ColumnRef]]:
-        seen: list[TableRef] = []
-        for item in _from_items(self.select):
-            ref = self.sources.get(item.alias_or_name.lower())
-            join = item.parent if isinstance(item.parent, exp.Join) else None
-            for name in (join.args.get("using") or ()) if join is not None else ():
-                earlier = self._owner(name.name, seen) if ref is not None else None
-                if earlier is not None and ref is not None:
-                    yield self._column(earlier, name.name), self._column(ref, name.name)
+        seen: list[BlockTable] = []
+        for item in self.summary.from_items:
+            ref = self.sources.get(item.alias)
+            for name in item.using if ref is not None else ():
+                earlier = self._owner(name, seen)
+                if earlier is not None:
+                    yield self._column(earlier, name), self._column(ref, name)
             if ref is not None:
                 seen.append(ref)
 
-    def _owner(self, column: str, earlier: list[TableRef]) -> TableRef | None:
+    def _owner(self, column: str, earlier: list[BlockTable]) -> BlockTable | None:
         """The earlier table a USING column comes from: the first that has it, else the first."""
         having = [t for t in earlier if self.infos[t.alias].column(column) is not None]
         return (having or earlier or [None])[0]
 
     # -- columns ----------------------------------------------------------------------------
-    def _refs(self, columns: Iterator[exp.Expression] | list) -> Iterator[ColumnRef]:
+    def _refs(self, columns: Iterable[exp.Expr]) -> Iterator[ColumnRef]:
         for column in columns:
             ref = self.ref(column)
             if ref is not None:
                 yield ref
 
-    def ref(self, column: exp.Expression) -> ColumnRef | None:
+    def ref(self, column: exp.Expr) -> ColumnRef | None:
         """The block table a column belongs to; None for derived sources and unknown names."""
         if not isinstance(column, exp.Column) or isinstance(column.this, exp.Star):
             return None
@@ -234,14 +215,14 @@ class _Block:
             owners = list(self.tables)
         return self._column(owners[0], column.name) if owners else None
 
-    def _column(self, table: TableRef, name: str) -> ColumnRef:
+    def _column(self, table: BlockTable, name: str) -> ColumnRef:
         return ColumnRef(table.alias, self.infos[table.alias].column(name) or name)
 
     # -- aggregates -------------------------------------------------------------------------
-    def _aggregate(self, call: exp.Expression) -> AggCall:
-        inner = call.this if isinstance(call, exp.AggFunc) else None
+    def _aggregate(self, call: exp.AggFunc) -> AggCall:
+        inner = call.this
         distinct = isinstance(inner, exp.Distinct)
-        if distinct:
+        if isinstance(inner, exp.Distinct):
             inner = inner.expressions[0] if len(inner.expressions) == 1 else None
         args: tuple[ColumnRef, ...] | None
         if isinstance(inner, exp.Star) or (call.key == "count" and inner is None and not distinct):
@@ -273,73 +254,3 @@ def _pairs(pairs: list[tuple[ColumnRef, ColumnRef]]) -> tuple[JoinPair, ...]:
         JoinPair(left, right, tuple(c for c, _ in cols), tuple(c for _, c in cols))
         for (left, right), cols in grouped.items()
     )
-
-
-def _cte_names(tree: exp.Expression) -> frozenset[str]:
-    return frozenset(c.alias_or_name.lower() for c in tree.find_all(exp.CTE))
-
-
-def _from_items(select: exp.Select) -> Iterator[exp.Expression]:
-    from_ = select.args.get("from_")
-    if from_ is not None:
-        yield from_.this
-    for join in select.args.get("joins") or ():
-        yield join.this
-
-
-def _split_and(condition: exp.Expression | None) -> Iterator[exp.Expression]:
-    if condition is None:
-        return
-    if isinstance(condition, exp.And):
-        yield from _split_and(condition.left)
-        yield from _split_and(condition.right)
-    elif isinstance(condition, exp.Paren):
-        yield from _split_and(condition.this)
-    else:
-        yield condition
-
-
-_NESTED = (exp.Subquery, exp.Select, exp.Window)
-
-
-def _own(node: exp.Expression, kind: type[exp.Expression]) -> list[exp.Expression]:
-    """Nodes of `kind` under `node`, not descending into nested query blocks or windows."""
-    found = []
-    for child in node.walk(prune=lambda n: n is not node and isinstance(n, _NESTED)):
-        if isinstance(child, kind) and not isinstance(child, _NESTED):
-            found.append(child)
-    return found
-
-
-def _group_columns(select: exp.Select) -> Iterator[exp.Expression]:
-    group = select.args.get("group")
-    if group is None:
-        if select.args.get("distinct") is not None:
-            for item in select.expressions:
-                yield from _own(item, exp.Column)
-        return
-    aliases = {i.alias.lower(): i.this for i in select.expressions if isinstance(i, exp.Alias)}
-    for key in group.expressions:
-        yield from _own(_group_key(key, select, aliases), exp.Column)
-    for name in ("grouping_sets", "cube", "rollup"):
-        for part in group.args.get(name) or ():
-            yield from _own(part, exp.Column)
-
-
-def _group_key(key: exp.Expression, select: exp.Select, aliases: dict) -> exp.Expression:
-    """GROUP BY 2 is the second select item; GROUP BY name may be a select-list alias."""
-    if isinstance(key, exp.Literal) and key.is_int:
-        position = int(key.this) - 1
-        if 0 <= position < len(select.expressions):
-            item = select.expressions[position]
-            return item.this if isinstance(item, exp.Alias) else item
-    if isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
-        return aliases[key.name.lower()]
-    return key
-
-
-def _aggregates(select: exp.Select) -> list[exp.Expression]:
-    """Aggregate calls of the block itself (select list, HAVING, ORDER BY), not of windows or
-    nested blocks, each once."""
-    calls = _own(select, exp.AggFunc)
-    return list({c.sql(): c for c in calls}.values())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mvlattice.suggest.catalog import TableKey
+from mvlattice.suggest.table_catalog import TableKey
 
 
 @dataclass(frozen=True, slots=True, order=True)
