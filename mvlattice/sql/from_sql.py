@@ -1,4 +1,6 @@
-"""A qualified sqlglot query -> the relational IR (the only module that reads sqlglot blocks).
+"""A qualified sqlglot query -> the relational IR: the rewriter's strict reading of blocks.
+What a block aggregates is `block_summary.aggregate_calls`, the definition the planner and
+the suggester use too.
 
 Input is what `parse.qualify_query` returns: every table aliased, every column qualified with
 its table alias, stars expanded, every output aliased, USING turned into ON. Constructs the
@@ -13,6 +15,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from mvlattice.sql import ir
+from mvlattice.sql.block_summary import aggregate_calls
 from mvlattice.sql.from_sql_expr import ExprTranslator, unsupported
 
 # Select clauses with no place in a block; present -> the block is left alone.
@@ -43,7 +46,7 @@ def translate(node: exp.Expr, ctes: Mapping[str, exp.Expr] | None = None) -> ir.
     if isinstance(node, exp.Subquery):
         return translate(node.this, ctes)
     if isinstance(node, exp.Select):
-        return _Block(node, ctes).plan()
+        return _SelectTranslator(node, ctes).plan()
     kind = SET_OPERATIONS.get(type(node))
     if kind is not None:
         return _set_operation(node, kind, ctes)  # type: ignore[arg-type]
@@ -70,7 +73,7 @@ def _set_operation(node: exp.SetOperation, kind: str, ctes: dict[str, exp.Expr])
     return _modifiers(node, plan, ExprTranslator(_output_ref, _no_subquery))
 
 
-class _Block:
+class _SelectTranslator:
     """One SELECT: FROM/JOIN -> WHERE -> GROUP BY -> HAVING -> SELECT -> ORDER BY -> LIMIT."""
 
     def __init__(self, select: exp.Select, ctes: dict[str, exp.Expr]) -> None:
@@ -146,14 +149,9 @@ class _Block:
             if any(isinstance(k, GROUPING_CONSTRUCTS) for k in group.expressions):
                 raise unsupported("GROUPING SETS / ROLLUP / CUBE are not rewritten")
             return ir.Aggregate(plan, tuple(self.expr(k) for k in group.expressions))
-        if self._has_aggregates():
+        if aggregate_calls(self.select):
             return ir.Aggregate(plan, ())
         return plan
-
-    def _has_aggregates(self) -> bool:
-        places = [*self.select.expressions]
-        places += [self.select.args[k] for k in ("having", "order") if self.select.args.get(k)]
-        return any(_aggregates_in(p) for p in places)
 
     # -- SELECT ---------------------------------------------------------------------------
     def _output(self, node: exp.Expr) -> ir.Output:
@@ -233,22 +231,6 @@ def _join_kind(join: exp.Join) -> str:
 def _table_name(node: exp.Table) -> str:
     parts = [p for p in (node.catalog, node.db, node.name) if p]
     return ".".join(parts).lower()
-
-
-def _aggregates_in(node: exp.Expr) -> bool:
-    for found in node.find_all(exp.AggFunc):
-        if not any(isinstance(a, exp.Query | exp.Window) for a in _ancestors(found, node)):
-            return True
-    return False
-
-
-def _ancestors(node: exp.Expr, stop: exp.Expr) -> list[exp.Expr]:
-    out = []
-    current = node.parent
-    while current is not None and current is not stop:
-        out.append(current)
-        current = current.parent
-    return out
 
 
 def _outer_references(query: exp.Expr) -> set[str]:
