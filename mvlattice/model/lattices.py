@@ -14,6 +14,7 @@ from mvlattice.lattice.lattice import Lattice, Measure, RefreshPolicy, TileSpec
 from mvlattice.lattice.star import ColumnsOf, Star, build_star
 from mvlattice.lattice.stored_names import stored_name_clashes
 from mvlattice.model.durations import check_cron, parse_duration
+from mvlattice.sql.aggregates import AGGREGATE_NAMES
 from mvlattice.sql.names import catalog_name_problem, path_name_problem
 
 CALCITE_LATTICE_KEYS = (
@@ -31,7 +32,6 @@ OUR_LATTICE_KEYS = ("refresh", "maxStaleness", "vacuum")
 TILE_KEYS = ("dimensions", "measures")
 MEASURE_KEYS = ("agg", "args", "distinct")
 MATERIALIZATION_KEYS = ("view", "table", "sql", "refresh", "maxStaleness", "vacuum")
-AGGREGATES = ("count", "sum", "min", "max", "avg")
 
 # Calcite's provider names map onto ours; the short names are the documented ones.
 STATISTIC_PROVIDERS = {
@@ -370,11 +370,11 @@ def _measures(value: Any, path: str, star: Star, problems: Problems) -> tuple[Me
             continue
         problems.check_keys(element, p, MEASURE_KEYS, required=("agg",))
         agg = element.get("agg")
-        if not isinstance(agg, str) or agg.lower() not in AGGREGATES:
+        if not isinstance(agg, str) or agg.lower() not in AGGREGATE_NAMES:
             problems.add(
                 child(p, "agg"),
                 f"unknown aggregate function '{agg}'; expected one "
-                f"of {', '.join(AGGREGATES)}" + suggest(str(agg), AGGREGATES),
+                f"of {', '.join(AGGREGATE_NAMES)}" + suggest(str(agg), AGGREGATE_NAMES),
             )
             continue
         args = _measure_args(element.get("args"), child(p, "args"), labels, problems)

@@ -9,6 +9,7 @@ from sqlglot import exp
 
 from mvlattice.errors import UnsupportedSqlError
 from mvlattice.sql import ir
+from mvlattice.sql.aggregates import AGGREGATE_OF_NODE
 
 COMPARISON_OPS = {
     exp.EQ: "=",
@@ -18,13 +19,6 @@ COMPARISON_OPS = {
     exp.GT: ">",
     exp.GTE: ">=",
     exp.NullSafeEQ: "<=>",
-}
-AGGREGATE_FUNCS = {
-    exp.Sum: "sum",
-    exp.Count: "count",
-    exp.Min: "min",
-    exp.Max: "max",
-    exp.Avg: "avg",
 }
 
 # Functions whose value may differ between two evaluations: a view computed yesterday does
@@ -136,7 +130,7 @@ class ExprTranslator:
     def _aggregate(self, node: exp.Expr) -> ir.Expr | None:
         if isinstance(node, exp.Window):
             raise unsupported(f"window function '{node.sql('spark')}' is not rewritten")
-        func = AGGREGATE_FUNCS.get(type(node))
+        func = AGGREGATE_OF_NODE.get(type(node))
         if func is None:
             if isinstance(node, exp.AggFunc):
                 name = node.sql_name().lower()

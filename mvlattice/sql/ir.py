@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
+from mvlattice.sql.aggregates import AGGREGATE_NAMES
+
 LITERAL_KINDS = ("number", "string", "boolean", "null", "date", "timestamp")
 COMPARISONS = ("=", "<>", "<", "<=", ">", ">=", "<=>")
-AGGREGATES = ("sum", "count", "min", "max", "avg")
 
 
 # -- expressions ----------------------------------------------------------------------------
@@ -116,7 +117,7 @@ class Agg:
     distinct: bool = False
 
     def __post_init__(self) -> None:
-        if self.func not in AGGREGATES:
+        if self.func not in AGGREGATE_NAMES:
             raise ValueError(f"unknown aggregate {self.func!r}")
 
 

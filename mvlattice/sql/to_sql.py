@@ -14,6 +14,7 @@ import sqlglot
 from sqlglot import exp
 
 from mvlattice.sql import ir
+from mvlattice.sql.aggregates import AGGREGATE_NODES
 
 DIALECT = "spark"
 FROM, WHERE, GROUP, HAVING, SELECT, ORDER, LIMIT = range(7)
@@ -26,7 +27,6 @@ COMPARISONS = {
     ">=": exp.GTE,
     "<=>": exp.NullSafeEQ,
 }
-AGGREGATES = {"sum": exp.Sum, "count": exp.Count, "min": exp.Min, "max": exp.Max, "avg": exp.Avg}
 SET_OPERATIONS = {"union": exp.Union, "intersect": exp.Intersect, "except": exp.Except}
 COMPOUND = (exp.Binary, exp.Not, exp.Neg, exp.BitwiseNot, exp.Predicate)
 
@@ -202,10 +202,10 @@ def _sql_InList(expr: ir.InList) -> exp.Expr:
 def _sql_Agg(expr: ir.Agg) -> exp.Expr:
     args = [expression(a) for a in expr.args]
     if expr.distinct:
-        return AGGREGATES[expr.func](this=exp.Distinct(expressions=args))
+        return AGGREGATE_NODES[expr.func](this=exp.Distinct(expressions=args))
     if not args:
-        return AGGREGATES[expr.func](this=exp.Star())
-    return AGGREGATES[expr.func](this=args[0], expressions=args[1:] or None)
+        return AGGREGATE_NODES[expr.func](this=exp.Star())
+    return AGGREGATE_NODES[expr.func](this=args[0], expressions=args[1:] or None)
 
 
 def _sql_Func(expr: ir.Func) -> exp.Expr:

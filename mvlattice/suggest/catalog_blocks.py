@@ -27,7 +27,6 @@ NO_TABLES = "no tables"
 UNKNOWN_TABLE = "unknown table"
 NON_EQUI = "non-equi join"
 EXPRESSION_JOIN = "join on an expression"
-MEASURE_AGGREGATES = ("count", "sum", "min", "max", "avg")
 
 
 @dataclass(frozen=True, slots=True)

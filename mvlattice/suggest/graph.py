@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from mvlattice.sql.aggregates import AGGREGATE_NAMES
 from mvlattice.suggest.catalog_blocks import (
-    MEASURE_AGGREGATES,
     AggCall,
     ColumnRef,
     QueryBlock,
@@ -112,7 +112,7 @@ def _measures(
 ) -> tuple[tuple[MeasureCall, ...], tuple[str, ...]]:
     measures, skipped = [], []
     for call in calls:
-        if call.agg not in MEASURE_AGGREGATES or call.args is None:
+        if call.agg not in AGGREGATE_NAMES or call.args is None:
             skipped.append(call.text)
         elif all(a.alias in aliases for a in call.args):
             args = tuple(node_column(a, aliases) for a in call.args)
