@@ -159,7 +159,7 @@ class TableUnreadable(MvlatticeError):
 
     exit_code = 1
 
-    def __init__(self, location: str, reason: str) -> None:
-        super().__init__(f"the table at {location} cannot be read: {reason}")
-        self.location = location
+    def __init__(self, table: str, reason: str) -> None:
+        super().__init__(f"{table} cannot be read: {reason}")
+        self.table = table  # e.g. "the Delta table at <location>", "source table <name>"
         self.reason = reason

@@ -1,44 +1,34 @@
-"""Column names of a source table without starting Spark: declared, or from the Delta log."""
+"""Column names and types of a source table without starting Spark: from its Delta log, read
+by delta-rs (`reader.schema`)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from mvlattice.delta import reader
 
 
 def delta_log_columns(location: str) -> tuple[str, ...] | None:
-    """Columns from the newest `metaData` action in a local Delta log; None if not readable.
+    """Columns of the local Delta table at `location`, in order; None if not readable here.
 
-    Only local paths are read here; remote tables (s3a://, …) and logs whose JSON commits have
-    been cleaned up after a checkpoint are answered by Spark instead.
+    Only local paths are read here; remote tables (s3a://, …) and logs delta-rs cannot read
+    are answered by Spark instead.
     """
-    if "://" in location and not location.startswith("file:"):
+    found = reader.schema(location)
+    if found is None:
         return None
-    log = Path(location.removeprefix("file:")) / "_delta_log"
-    if not log.is_dir():
-        return None
-    for commit in sorted(log.glob("*.json"), reverse=True):
-        schema = _schema_in(commit)
-        if schema is not None:
-            return tuple(f["name"] for f in schema.get("fields", ()))
-    return None
+    return tuple(str(f["name"]) for f in found.get("fields", ()))
+
+
+def delta_log_types(location: str) -> dict[str, str]:
+    """Column -> Spark type name (`integer`, `decimal(10,2)`, …) of the local Delta table at
+    `location`, for columns of primitive types; empty when not readable here."""
+    found = reader.schema(location)
+    fields = found.get("fields", ()) if found is not None else ()
+    return {str(f["name"]): f["type"] for f in fields if isinstance(f.get("type"), str)}
 
 
 def is_local_delta_table(location: str) -> bool:
     if "://" in location and not location.startswith("file:"):
         return False
     return (Path(location.removeprefix("file:")) / "_delta_log").is_dir()
-
-
-def _schema_in(commit: Path) -> dict | None:
-    try:
-        lines = commit.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        if '"metaData"' not in line:
-            continue
-        action = json.loads(line).get("metaData")
-        if action and action.get("schemaString"):
-            return json.loads(action["schemaString"])
-    return None

@@ -44,14 +44,19 @@ def latest_version(spark: SparkSession | None, location: str) -> int | None:
         names = storage.child_names(spark, log_location(location))
     except Exception:  # noqa: BLE001 - an unreadable location holds no table we can use
         names = ()
-    versions = [int(m.group(1)) for m in map(_COMMIT.match, names) if m]
-    if versions:
-        return max(versions)
+    newest = newest_commit(names)
+    if newest is not None:
+        return newest
     if not names or spark is None:
         return None
     from mvlattice.delta.versions import table_version  # checkpoint-only logs: let Delta answer
 
     return table_version(spark, location)
+
+
+def newest_commit(names: tuple[str, ...]) -> int | None:
+    """The highest commit version among a log directory's file names."""
+    return max((int(m.group(1)) for m in map(_COMMIT.match, names) if m), default=None)
 
 
 def table_id(spark: SparkSession | None, location: str, version: int) -> str | None:

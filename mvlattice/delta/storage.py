@@ -11,7 +11,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -55,8 +55,7 @@ def read_text(spark: SparkSession | None, location: str) -> str | None:
         return None
     stream = fs.open(jpath)
     try:
-        jvm = spark._jvm  # type: ignore[union-attr]
-        return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+        return str(_jvm(spark).org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
     finally:
         stream.close()
 
@@ -174,13 +173,19 @@ def _hidden(relative: str) -> bool:
 
 
 def _child(spark: SparkSession | None, parent, name: str):  # py4j
-    jvm = spark._jvm  # type: ignore[union-attr]
-    return jvm.org.apache.hadoop.fs.Path(parent, name)
+    return _jvm(spark).org.apache.hadoop.fs.Path(parent, name)
 
 
 def _hadoop(spark: SparkSession | None, location: str):  # py4j objects
     if spark is None:
         raise ValueError(f"reading {location} needs a SparkSession")
-    jvm = spark._jvm  # Hadoop's FileSystem has no Python API
-    path = jvm.org.apache.hadoop.fs.Path(location)
+    path = _jvm(spark).org.apache.hadoop.fs.Path(location)
     return path.getFileSystem(spark._jsc.hadoopConfiguration()), path
+
+
+def _jvm(spark: SparkSession | None) -> Any:  # py4j's view of the JVM
+    """The driver's JVM (Hadoop's FileSystem has no Python API)."""
+    jvm = spark._jvm if spark is not None else None
+    if jvm is None:
+        raise ValueError("reading remote storage needs a running SparkSession")
+    return jvm

@@ -1,9 +1,10 @@
-"""Delta table facts mvlattice keys things on: current versions and table ids of source tables,
-as Spark answers them (the jobs read path-based tables' logs directly: `jobs.deltalog`)."""
+"""A Delta table's current version and table id as Spark answers them (a Spark job each), for
+logs nothing else can read; None when unreadable. Source identities: `sources`; local tables
+are read through delta-rs first: `reader`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from mvlattice.sql.quote import path_identifier
 from mvlattice.sql.quote import string as literal
@@ -37,26 +38,4 @@ def table_id(spark: SparkSession, relation: str) -> str | None:
     return str(row["id"])
 
 
-class SourceTable(Protocol):
-    """What a source table must tell about itself (the model's `Table` does)."""
-
-    @property
-    def qualified_name(self) -> str: ...
-    @property
-    def location(self) -> str | None: ...
-    @property
-    def format(self) -> str | None: ...
-
-
-def source_versions(spark: SparkSession, tables: tuple[SourceTable, ...]) -> dict[str, int | None]:
-    """`schema.table` -> current Delta version (None for non-Delta or catalog tables)."""
-    out: dict[str, int | None] = {}
-    for table in tables:
-        if table.location is None or (table.format or "delta") != "delta":
-            out[table.qualified_name] = None
-        else:
-            out[table.qualified_name] = table_version(spark, table.location)
-    return out
-
-
-__all__ = ["table_version", "table_id", "source_versions", "literal"]
+__all__ = ["table_version", "table_id", "literal"]

@@ -27,6 +27,7 @@ from mvlattice.errors import (
     ResponseTooLargeError,
     SetupError,
     SqlError,
+    TableUnreadable,
     UnsupportedSqlError,
     UsageError,
 )
@@ -48,6 +49,7 @@ STATUSES: tuple[tuple[type[MvlatticeError], int, Outcome], ...] = (
     (DataError, 400, Outcome.BAD_DATA),
     (JobError, 400, Outcome.QUERY_FAILED),  # the user's query failed while running
     (SetupError, 503, Outcome.UNAVAILABLE),
+    (TableUnreadable, 503, Outcome.UNAVAILABLE),  # a table's log exists but cannot be read
 )
 
 # The HTTP layer's own conditions, by status.

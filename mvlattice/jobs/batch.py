@@ -24,7 +24,12 @@ from mvlattice.jobs.lease import Holder, LeaseHeld
 from mvlattice.jobs.order import Ancestor, build_order, cheapest_ancestor
 from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.registration import ensure_registered
-from mvlattice.jobs.sources import current_snapshot, read_name, target_sources
+from mvlattice.jobs.sources import (
+    current_snapshot,
+    read_name,
+    require_readable,
+    target_sources,
+)
 from mvlattice.jobs.state import Outcome
 from mvlattice.jobs.status import BuildStatus, RefreshPath
 from mvlattice.jobs.tables import TableState, job_group
@@ -178,6 +183,7 @@ class _Batch:
         if target.spec is None:
             tables, unknown = target_sources(self.ctx.model, target)
             current = current_snapshot(self.ctx.spark, tables, unknown)
+            require_readable(current)
             decision = decide_refresh(
                 recorded=recorded,
                 current=current,
@@ -189,6 +195,7 @@ class _Batch:
             return decision, current, table is not None
         lattice = self.ctx.model.lattice(target.spec.lattice)
         current = self._snapshot(lattice)
+        require_readable(current)
         fact = _fact(self.ctx, lattice)
         decision = decide_refresh(
             recorded=recorded,

@@ -14,6 +14,7 @@ when the last attempt failed; else `stale` (built but behind) or `missing` (neve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mvlattice.jobs.availability import ViewCode, ViewState
@@ -72,6 +73,8 @@ def assess(facts: Facts) -> Assessment:
         message = f"{facts.tile_change}; refresh rebuilds it"
         return Assessment(_behind(facts), ViewState(False, ViewCode.STALE, message))
     current = facts.current
+    if current.unreadable:
+        return _unreadable(facts, current.unreadable)
     moved = identity_changes(record.snapshot.ids, current.ids, current.versions)
     if moved:
         message = "; ".join(m.message for m in moved) + "; refresh rebuilds it"
@@ -82,6 +85,14 @@ def assess(facts: Facts) -> Assessment:
         status = BUILDING if facts.building else FRESH
         return Assessment(status, ViewState(True, ViewCode.FRESH))
     return _stale(facts, changed)
+
+
+def _unreadable(facts: Facts, unreadable: Mapping[str, str]) -> Assessment:
+    """A source whose log cannot be read: not absent (no rebuild would help), not fresh."""
+    names = tuple(sorted(unreadable))
+    which = "; ".join(f"{name} cannot be read ({unreadable[name]})" for name in names)
+    view = ViewState(False, ViewCode.STALE, f"{which}; not used until it can be read")
+    return Assessment(_behind(facts), view, names)
 
 
 def _absent(facts: Facts) -> Assessment:

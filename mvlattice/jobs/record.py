@@ -31,10 +31,12 @@ TableId = str | None  # a Delta table's `metaData.id`; None for other sources or
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """Every source of a target at one moment: its version and, for Delta tables, its table id
-    read at that version. What a build records and what freshness compares."""
+    read at that version. What a build records and what freshness compares. `unreadable`:
+    sources whose log exists but could not be read, with why (their version is None)."""
 
     versions: Mapping[str, Version]
     ids: Mapping[str, TableId]
+    unreadable: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,9 @@
-"""The source tables of a target, their current versions and ids, and how to read them pinned.
+"""The source tables of a target, their current identities, and how to read them pinned.
 
-- Delta tables: the commit version (exact), and the table id at that version (a table deleted
-  and recreated restarts its versions; see `identity`).
-- Parquet/CSV tables: a fingerprint of their file listing (count, bytes, newest modification
-  time). LIMITATION: a rewrite that keeps the same file names, sizes and times, or a clock that
-  goes backwards, goes unnoticed; such tables also cannot be read "as of" the fingerprint, so a
-  change during a build makes the tile look stale, never wrongly fresh.
-- Tables of `catalog` schemas: their Delta version when DESCRIBE HISTORY works (and their id
-  from DESCRIBE DETAIL), else unknown — and a tile over an unknown version is never fresh.
+A source's identity (Delta version and table id, a Parquet/CSV file-listing fingerprint, a
+catalog table's version) is `delta.sources.source_versions`: the same one the statistics cache
+keys on. A tile over an unknown version is never fresh; a source whose log cannot be read is
+reported as unreadable (stale with its reason; a build fails naming it), never taken for absent.
 """
 
 from __future__ import annotations
@@ -15,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import log as deltalog
-from mvlattice.delta import storage
+from mvlattice.delta.sources import quoted, source_versions
+from mvlattice.errors import TableUnreadable
 from mvlattice.jobs.record import Snapshot, TableId, Version
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import q, table_relation
@@ -49,59 +46,25 @@ def current_snapshot(
     spark: SparkSession, tables: tuple[Table, ...], unknown: tuple[str, ...] = ()
 ) -> Snapshot:
     """Each source's current version and, for Delta tables, its table id at that version."""
-    versions: dict[str, Version] = {}
-    ids: dict[str, TableId] = {}
-    for table in tables:
-        version = table_version(spark, table)
-        versions[table.qualified_name] = version
-        ids[table.qualified_name] = table_id(spark, table, version)
+    found = source_versions(spark, tables)
+    versions: dict[str, Version] = {name: s.version for name, s in found.items()}
+    ids: dict[str, TableId] = {name: s.table_id for name, s in found.items()}
+    unreadable = {name: s.unreadable for name, s in found.items() if s.unreadable is not None}
     for name in unknown:
         versions[name], ids[name] = None, None
-    return Snapshot(versions, ids)
+    return Snapshot(versions, ids, unreadable)
 
 
-def table_version(spark: SparkSession, table: Table) -> Version:
-    if table.location is None:
-        return _catalog_version(spark, table.catalog_name or table.qualified_name)
-    if (table.format or "delta") == "delta":
-        return deltalog.latest_version(spark, table.location)
-    return fingerprint(spark, table.location)
-
-
-def table_id(spark: SparkSession, table: Table, version: Version) -> TableId:
-    """The Delta table id of `table` at `version`, just read as its latest; None when the
-    table has no Delta version (its fingerprint or unknown version says all there is)."""
-    if not isinstance(version, int):
-        return None
-    if table.location is None:
-        from mvlattice.delta.versions import table_id as described_id
-
-        return described_id(spark, _quoted(table.catalog_name or table.qualified_name))
-    return deltalog.table_id(spark, table.location, version)
-
-
-def fingerprint(spark: SparkSession | None, location: str) -> str:
-    files = storage.data_files(spark, location)
-    newest = max((f.mtime for f in files), default=0.0)
-    return f"files={len(files)};bytes={sum(f.size for f in files)};mtime={newest:.3f}"
-
-
-def _catalog_version(spark: SparkSession, name: str) -> int | None:
-    try:
-        row = spark.sql(f"DESCRIBE HISTORY {_quoted(name)} LIMIT 1").first()
-    except Exception:  # noqa: BLE001 - not a Delta table: its version is unknown
-        return None
-    return int(row["version"]) if row is not None else None
-
-
-def _quoted(name: str) -> str:
-    return ".".join(q(part) for part in name.split("."))
+def require_readable(snapshot: Snapshot) -> None:
+    """Raise `TableUnreadable` naming the first source whose log could not be read."""
+    for name, why in sorted(snapshot.unreadable.items()):
+        raise TableUnreadable(f"source table {name}", why)
 
 
 def read_name(table: Table) -> str:
     """How SQL names the table to read it (the catalog's own name for catalog schemas)."""
     if table.location is None and table.catalog_name:
-        return _quoted(table.catalog_name)
+        return quoted(table.catalog_name)
     return f"{q(table.schema)}.{q(table.name)}"
 
 

@@ -6,13 +6,12 @@ matches the query.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 
 from mvlattice.delta.columns import delta_log_columns
+from mvlattice.delta.columns import delta_log_types as column_types
 from mvlattice.lattice.lattice import TileSpec
 from mvlattice.model.loader import Materialization, Model, Table
 from mvlattice.mvrewrite.match.keys import keys_of
@@ -86,24 +85,8 @@ def _with_rows(view: View, rows: float | None) -> View:
 
 
 def delta_log_types(table: Table) -> dict[tuple[str, str], str]:
-    """(schema.table, column) -> Spark type from the newest schema in a local Delta log."""
-    if table.location is None or ("://" in table.location and "file:" not in table.location):
+    """(schema.table, column) -> Spark type from the table's local Delta log (via the adapter)."""
+    if table.location is None:
         return {}
-    log = Path(table.location.removeprefix("file:")) / "_delta_log"
     name = f"{table.schema}.{table.name}".lower()
-    for commit in sorted(log.glob("*.json"), reverse=True) if log.is_dir() else ():
-        fields = _schema_fields(commit)
-        if fields is not None:
-            return {
-                (name, f["name"].lower()): f["type"] for f in fields if isinstance(f["type"], str)
-            }
-    return {}
-
-
-def _schema_fields(commit: Path) -> list[dict] | None:
-    for line in commit.read_text(encoding="utf-8").splitlines():
-        if '"metaData"' in line:
-            meta = json.loads(line).get("metaData") or {}
-            if meta.get("schemaString"):
-                return json.loads(meta["schemaString"]).get("fields", [])
-    return None
+    return {(name, c.lower()): t for c, t in column_types(table.location).items()}

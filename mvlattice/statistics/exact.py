@@ -9,6 +9,7 @@ join. NULL is a value, exactly as in GROUP BY (see `counting_sql`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import JobError
@@ -73,7 +74,7 @@ class ExactCounter:
             # spark.sql(text, star=…) runs str.format on the text: braces in a label stay text.
             keys = {c: format_safe(key_expression(c, types[c])) for c in columns}
             text = exact_select("{star}", columns, batch, keys)
-            result = run_job(lambda t=text: self.spark.sql(t, star=star).collect())
+            result = run_job(partial(_collect, self.spark, text, star))
             self.jobs += 1
             by_sid = {int(r["sid"]): r for r in result}
             rows = max([rows] + [int(r[ROWS]) for r in result])
@@ -81,6 +82,11 @@ class ExactCounter:
                 found = by_sid.get(sid)
                 distinct[frozenset(s)] = float(found["n"]) if found is not None else 0.0
         return rows, distinct
+
+
+def _collect(spark: SparkSession, text: str, star: DataFrame) -> list:
+    """Run `text` with `{star}` bound to the star's DataFrame (`spark.sql`'s arguments)."""
+    return spark.sql(text, star=star).collect()
 
 
 def run_job(action: Callable[[], Any]) -> Any:

@@ -104,12 +104,17 @@ def _open_store(
     warehouse: str,
     say: Progress,
 ) -> FileCountStore | None:
-    from mvlattice.delta.versions import source_versions
+    from mvlattice.delta.sources import source_versions
 
-    versions = source_versions(spark, model.lattice_tables(lattice.name))
-    store = statistics_store(warehouse, lattice, counter.description, versions, spark)
+    sources = source_versions(spark, model.lattice_tables(lattice.name))
+    unreadable = {name: s.unreadable for name, s in sources.items() if s.unreadable}
+    if unreadable:
+        name, why = sorted(unreadable.items())[0]
+        say(f"not caching: source table {name} cannot be read ({why})")
+        return None
+    store = statistics_store(warehouse, lattice, counter.description, sources, spark)
     if store is None:
-        say("not caching: some source tables have no Delta version to key the cache on")
+        say("not caching: some source tables have no version to key the cache on")
     return store
 
 

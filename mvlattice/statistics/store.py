@@ -1,10 +1,12 @@
 """Counts persisted in the warehouse, keyed so unchanged data is never counted twice.
 
-One JSON document per (lattice definition, counting method, Delta versions of the lattice's
-source tables) at `<warehouse>/_mvlattice/statistics/<lattice>/<method>-<digest>.json`; inside,
-counts are keyed by column set. When a source table gets a new Delta version the digest changes,
-so the next profile starts afresh. Sources without a Delta version (parquet, csv, catalog
-tables) cannot be keyed on data, so for them nothing is persisted (`statistics_store` → None).
+One JSON document per (lattice definition, counting method, identities of the lattice's source
+tables: `delta.sources.source_versions`, the same ones tile freshness compares) at
+`<warehouse>/_mvlattice/statistics/<lattice>/<method>-<digest>.json`; inside, counts are keyed
+by column set. When a source table changes (a new Delta version or table id, a new file listing
+of a Parquet/CSV table) the digest changes, so the next profile starts afresh. Sources without
+a known identity (a catalog table that is not Delta, an absent or unreadable one) cannot be
+keyed on data, so for them nothing is persisted (`statistics_store` → None).
 
 Local warehouses are written with plain files (atomically, through a rename); URIs (s3a://,
 abfss://, …) through Hadoop's FileSystem of the running SparkSession.
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mvlattice.delta.sources import SourceVersion
 from mvlattice.lattice.lattice import Lattice
 from mvlattice.lattice.statistic_provider import Counts
 from mvlattice.settings import is_uri, join_location
@@ -57,9 +60,14 @@ class HadoopFiles:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
 
-    def _fs(self, location: str) -> tuple[Any, Any]:
+    def _jvm(self) -> Any:  # py4j's view of the JVM
         jvm = self.spark.sparkContext._jvm  # Hadoop's FS has no Python API
-        path = jvm.org.apache.hadoop.fs.Path(location)
+        if jvm is None:
+            raise ValueError("reading the statistics cache needs a running SparkSession")
+        return jvm
+
+    def _fs(self, location: str) -> tuple[Any, Any]:
+        path = self._jvm().org.apache.hadoop.fs.Path(location)
         conf = self.spark.sparkContext._jsc.hadoopConfiguration()
         return path.getFileSystem(conf), path
 
@@ -67,10 +75,9 @@ class HadoopFiles:
         fs, path = self._fs(location)
         if not fs.exists(path):
             return None
-        jvm = self.spark.sparkContext._jvm
         stream = fs.open(path)
         try:
-            return jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+            return str(self._jvm().org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
         finally:
             stream.close()
 
@@ -121,17 +128,19 @@ class FileCountStore:
 
 
 def store_key(
-    lattice: Lattice, method: str, versions: Mapping[str, int | None]
+    lattice: Lattice, method: str, sources: Mapping[str, SourceVersion]
 ) -> dict[str, Any] | None:
-    """What the counts depend on; None when a source has no version to key on."""
-    if any(v is None for v in versions.values()):
+    """What the counts depend on; None when a source has no identity to key on."""
+    if not all(s.cacheable for s in sources.values()):
         return None
     definition = [lattice.sql, [[c.label, c.expression] for c in lattice.columns]]
+    ids = {name: s.table_id for name, s in sorted(sources.items()) if s.table_id is not None}
     return {
         "lattice": lattice.name,
         "definition": hashlib.sha1(json.dumps(definition).encode()).hexdigest(),
         "method": method,
-        "sources": dict(sorted(versions.items())),
+        "sources": {name: s.version for name, s in sorted(sources.items())},
+        "ids": ids,  # a Delta table recreated restarts its versions: only its id tells
     }
 
 
@@ -139,11 +148,11 @@ def statistics_store(
     warehouse: str,
     lattice: Lattice,
     method: str,
-    versions: Mapping[str, int | None],
+    sources: Mapping[str, SourceVersion],
     spark: SparkSession | None = None,
 ) -> FileCountStore | None:
-    """The store for these counts, or None when they cannot be keyed on data versions."""
-    key = store_key(lattice, method, versions)
+    """The store for these counts, or None when they cannot be keyed on the sources' data."""
+    key = store_key(lattice, method, sources)
     if key is None:
         return None
     digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]

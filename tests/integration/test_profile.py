@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mvlattice.delta.sources import SourceVersion
 from mvlattice.lattice.statistic_provider import Counts
 from mvlattice.statistics.exact import ExactCounter
 from mvlattice.statistics.factory import provider_for
@@ -201,7 +202,9 @@ def test_cache_files_through_hadoop_for_uri_warehouses(spark, tmp_path):
         "lat", "s", "select 1 from s.f as f", (Node("f", "s", "f"),), (),
         (LatticeColumn("a", "f", "a", "`f`.`a`"),),
     )  # fmt: skip
-    store = statistics_store(f"file://{tmp_path}", lat, "exact", {"s.f": 2}, spark)
+    store = statistics_store(
+        f"file://{tmp_path}", lat, "exact", {"s.f": SourceVersion(2, "id")}, spark
+    )
     assert store is not None and isinstance(store.files, HadoopFiles)
     assert store.load() is None
     store.save(Counts(5, {frozenset({"a"}): 3.0}, exact=True))

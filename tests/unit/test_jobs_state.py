@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from mvlattice.delta import log as deltalog
+from mvlattice.delta.sources import fingerprint
 from mvlattice.jobs.garbage import BuiltTile, choose_garbage
-from mvlattice.jobs.sources import fingerprint
 from mvlattice.jobs.state import Outcome, StateStore, state_directory
 
 DAY = 86400.0

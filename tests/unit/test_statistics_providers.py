@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from mvlattice.delta.sources import SourceVersion as V
 from mvlattice.errors import NotFoundError
 from mvlattice.lattice.lattice import Lattice, LatticeColumn, Node
 from mvlattice.statistics import DictStatisticProvider, StatisticProvider
@@ -104,13 +105,15 @@ def lattice(sql: str = "select 1 from s.f as f") -> Lattice:
 
 
 def test_cache_is_hit_for_the_same_versions(tmp_path):
-    store = statistics_store(str(tmp_path), lattice(), "exact", {"s.f": 3})
+    store = statistics_store(str(tmp_path), lattice(), "exact", {"s.f": V(3, "id")})
     first = CachingCounter(MemoryCounter(ROWS), store)
     counts = first.count([fs("a"), fs("a", "b")])
     assert (first.hits, first.misses) == (0, 2)
 
     again = MemoryCounter([])  # would count nothing right: it must not be asked
-    second = CachingCounter(again, statistics_store(str(tmp_path), lattice(), "exact", {"s.f": 3}))
+    second = CachingCounter(
+        again, statistics_store(str(tmp_path), lattice(), "exact", {"s.f": V(3, "id")})
+    )
     assert second.count([fs("a"), fs("a", "b")]).distinct == counts.distinct
     assert second.count([fs("a", "b")]).rows == 60
     assert again.calls == [] and (second.hits, second.misses) == (3, 0)
@@ -118,30 +121,35 @@ def test_cache_is_hit_for_the_same_versions(tmp_path):
 
 def test_cache_counts_only_missing_sets_and_misses_on_new_versions(tmp_path):
     CachingCounter(
-        MemoryCounter(ROWS), statistics_store(str(tmp_path), lattice(), "exact", {"s.f": 3})
+        MemoryCounter(ROWS),
+        statistics_store(str(tmp_path), lattice(), "exact", {"s.f": V(3, "id")}),
     ).count([fs("a")])
     inner = MemoryCounter(ROWS)
-    same = CachingCounter(inner, statistics_store(str(tmp_path), lattice(), "exact", {"s.f": 3}))
+    same = CachingCounter(
+        inner, statistics_store(str(tmp_path), lattice(), "exact", {"s.f": V(3, "id")})
+    )
     same.count([fs("a"), fs("b")])
     assert inner.calls == [(fs("b"),)]
 
     newer = MemoryCounter(ROWS)
-    changed = CachingCounter(newer, statistics_store(str(tmp_path), lattice(), "exact", {"s.f": 4}))
+    changed = CachingCounter(
+        newer, statistics_store(str(tmp_path), lattice(), "exact", {"s.f": V(4, "id")})
+    )
     changed.count([fs("a")])
     assert newer.calls == [(fs("a"),)]
 
 
 def test_cache_key_covers_the_lattice_definition_and_method(tmp_path):
-    base = statistics_store(str(tmp_path), lattice(), "exact", {"s.f": 1})
+    base = statistics_store(str(tmp_path), lattice(), "exact", {"s.f": V(1, "id")})
     other_sql = statistics_store(str(tmp_path), lattice("select 1 from s.g as f"), "exact", {})
-    other_method = statistics_store(str(tmp_path), lattice(), "hll16", {"s.f": 1})
+    other_method = statistics_store(str(tmp_path), lattice(), "hll16", {"s.f": V(1, "id")})
     assert base is not None and other_sql is not None and other_method is not None
     assert len({base.location, other_sql.location, other_method.location}) == 3
     assert base.location.startswith(str(tmp_path / "_mvlattice" / "statistics" / "lat"))
 
 
 def test_no_persistent_cache_without_delta_versions(tmp_path):
-    assert statistics_store(str(tmp_path), lattice(), "exact", {"s.f": None}) is None
+    assert statistics_store(str(tmp_path), lattice(), "exact", {"s.f": V(None)}) is None
     counter = CachingCounter(MemoryCounter(ROWS), None)
     counter.count([fs("a")])
     counter.count([fs("a")])
@@ -149,7 +157,7 @@ def test_no_persistent_cache_without_delta_versions(tmp_path):
 
 
 def test_a_damaged_cache_file_is_a_miss(tmp_path):
-    store = statistics_store(str(tmp_path), lattice(), "exact", {"s.f": 1})
+    store = statistics_store(str(tmp_path), lattice(), "exact", {"s.f": V(1, "id")})
     assert store is not None
     LocalFiles().write(store.location, "{not json")
     inner = MemoryCounter(ROWS)

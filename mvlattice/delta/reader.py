@@ -1,0 +1,139 @@
+"""A Delta table's version, table id and schema: through delta-rs where no Spark job is needed,
+through Spark where it is.
+
+delta-rs (the `deltalake` package) reads local tables (paths and file: URIs) from their log in
+about a millisecond, with no JVM: it replays the log (checkpoints included), so a damaged commit
+shows here rather than in the middle of a build. Spark answers instead for other URIs (s3a://,
+abfss://, …: their credentials live in Spark's Hadoop configuration) and for any local log
+delta-rs refuses (a table feature it cannot read): Delta's own DESCRIBE DETAIL and DESCRIBE
+HISTORY, with the log listed through Hadoop first for remote tables (no Spark job, see `log`).
+
+Three answers, never confused: a snapshot (version and id), None when there is no Delta table at
+the location (no `_delta_log`, or one without commits), `TableUnreadable` when there is one but
+neither reader can read it.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mvlattice.delta import log as deltalog
+from mvlattice.delta import storage
+from mvlattice.errors import TableUnreadable
+from mvlattice.sql.quote import path_identifier
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DELTA_RS, SPARK, HADOOP_LOG = "delta-rs", "spark", "hadoop log"
+
+
+@dataclass(frozen=True, slots=True)
+class TableSnapshot:
+    """A Delta table's newest version and its table id (`metaData.id`) at that version."""
+
+    version: int
+    table_id: str | None
+    reader: str  # delta-rs | spark | hadoop log: who answered
+
+
+def snapshot(spark: SparkSession | None, location: str) -> TableSnapshot | None:
+    """The table's newest version and id; None when no Delta table is at `location`. Raises
+    `TableUnreadable` when its log exists but cannot be read."""
+    path = storage.local_path(location)
+    if path is None:
+        return _remote(spark, location)
+    if not (path / "_delta_log").is_dir():
+        return None
+    try:
+        table = _open(str(path))
+    except _absent_error():
+        return None  # a log without commits: no table yet
+    except Exception as exc:  # noqa: BLE001 - delta-rs cannot read it: Spark may
+        reason = first_line(exc)
+        if spark is None:
+            raise TableUnreadable(_at(location), reason) from exc
+        return spark_snapshot(spark, location, reason)
+    return TableSnapshot(table.version(), str(table.metadata().id), DELTA_RS)
+
+
+def spark_snapshot(spark: SparkSession, location: str, tried: str = "") -> TableSnapshot | None:
+    """The snapshot as Delta in Spark reads it (a Spark job each: DESCRIBE DETAIL, HISTORY).
+    `tried`: why the faster reader failed, for the message when Spark fails too."""
+    from delta.tables import DeltaTable
+
+    relation = f"delta.{path_identifier(location)}"
+    try:
+        if not DeltaTable.isDeltaTable(spark, location):
+            if tried:
+                raise TableUnreadable(_at(location), tried)
+            return None
+        detail = spark.sql(f"DESCRIBE DETAIL {relation}").first()
+        history = spark.sql(f"DESCRIBE HISTORY {relation} LIMIT 1").first()
+    except TableUnreadable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Spark's error, in one line, is the reason
+        reason = first_line(exc) if not tried else f"{tried}; Spark: {first_line(exc)}"
+        raise TableUnreadable(_at(location), reason) from exc
+    if history is None:
+        return None
+    table_id = str(detail["id"]) if detail is not None and detail["id"] else None
+    return TableSnapshot(int(history["version"]), table_id, SPARK)
+
+
+def schema(location: str) -> dict[str, Any] | None:
+    """The table's schema as Delta's JSON (`{"type": "struct", "fields": [...]}`, Spark's type
+    names) read by delta-rs; None for remote or absent tables and logs it cannot read (the
+    caller asks Spark then)."""
+    path = storage.local_path(location)
+    if path is None or not (path / "_delta_log").is_dir():
+        return None
+    try:
+        found = json.loads(_open(str(path)).schema().to_json())
+    except Exception:  # noqa: BLE001 - not readable here: the caller's Spark fallback answers
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _at(location: str) -> str:
+    return f"the Delta table at {location}"
+
+
+def first_line(exc: BaseException) -> str:
+    """An error's first line (delta-rs appends a native backtrace; py4j's own first line names
+    only the call, the JVM exception's names the cause)."""
+    java = getattr(exc, "java_exception", None)
+    text = (str(java) if java is not None else str(exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _remote(spark: SparkSession | None, location: str) -> TableSnapshot | None:
+    """A remote table: its log listed through Hadoop (no Spark job), the id from its checksum
+    or commits, DESCRIBE when the log alone cannot say (checkpoint-only logs)."""
+    if spark is None:
+        raise TableUnreadable(_at(location), "a remote table is read through Spark: none running")
+    try:
+        names = storage.child_names(spark, deltalog.log_location(location))
+    except Exception as exc:  # noqa: BLE001 - the store refused the listing
+        raise TableUnreadable(_at(location), first_line(exc)) from exc
+    version = deltalog.newest_commit(names)
+    if version is None:
+        return spark_snapshot(spark, location) if names else None
+    return TableSnapshot(version, deltalog.table_id(spark, location, version), HADOOP_LOG)
+
+
+def _open(path: str) -> Any:  # noqa: ANN401 - deltalake.DeltaTable, imported lazily
+    from deltalake import DeltaTable
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return DeltaTable(path)
+
+
+def _absent_error() -> type[Exception]:
+    from deltalake.exceptions import TableNotFoundError
+
+    return TableNotFoundError
