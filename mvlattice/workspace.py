@@ -16,6 +16,7 @@ from mvlattice.spark import build_session, resolve_master, spark_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from sqlglot import exp
 
     from mvlattice.jobs.batch import BatchResult, Progress
     from mvlattice.jobs.catalog import CatalogAvailability, CatalogEntry
@@ -257,15 +258,23 @@ class Workspace:
         return profile_lattice(self.spark, self.model, name, kind=provider, max_size=max_size,
                                warehouse=self.warehouse, progress=progress)  # fmt: skip
 
-    def rewrite(self, sql: str, explain: bool = True, use_index: bool = True) -> RewriteResult:
+    def rewrite(
+        self,
+        sql: str,
+        explain: bool = True,
+        use_index: bool = True,
+        *,
+        tree: exp.Query | None = None,
+    ) -> RewriteResult:
         """The query rewritten onto tiles and materialized views (nothing runs): a mvrewrite
         RewriteResult (rewritten, sql, materializations, explain). Views and their freshness
         come from the tile catalog; unsupported SQL comes back unrewritten with the reason.
-        `use_index=False` matches every view, not only the filter tree's candidates."""
+        `use_index=False` matches every view, not only the filter tree's candidates. `tree`:
+        `sql` already parsed (`sql.parse.parse_query`), so that a request parses once."""
         from mvlattice.mvrewrite.rewriter import rewrite
 
         context, availability = self._rewrite_views()
-        return rewrite(sql, context, availability, explain, use_index)
+        return rewrite(sql, context, availability, explain, use_index, tree=tree)
 
     def query(
         self,
@@ -274,20 +283,24 @@ class Workspace:
         limit: int | None = None,
         use_index: bool = True,
         runner: Runner | None = None,
+        *,
+        tree: exp.Query | None = None,
     ) -> QueryResult:
         """Run a query, rewritten first unless `rewrite=False`; a mvrewrite QueryResult
         (columns, rows, the RewriteResult, elapsed_ms). Views used get their hit counted.
         `runner(sql, limit)` runs the SQL that results (the service's sandbox); by default it
-        runs on this workspace's session as the user's own SQL."""
+        runs on this workspace's session as the user's own SQL. `tree`: `sql` already parsed
+        (`sql.parse.parse_query`; it is qualified in place), so that a request parses once."""
         import time
 
         from mvlattice.mvrewrite.rewriter import QueryResult, RewriteResult
         from mvlattice.sql.parse import parse_query
 
         start = time.perf_counter()
-        parse_query(sql)  # only queries: anything else is a UsageError / SqlError
+        if tree is None:
+            tree = parse_query(sql)  # only queries: anything else is a UsageError / SqlError
         result = (
-            self.rewrite(sql, explain=False, use_index=use_index)
+            self.rewrite(sql, explain=False, use_index=use_index, tree=tree)
             if rewrite
             else RewriteResult(False, sql, ())
         )

@@ -58,9 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def rewrite(args: argparse.Namespace) -> int:
-    parse_query(args.query)  # not a query: exit 2 before anything starts
+    tree = parse_query(args.query)  # not a query: exit 2 before anything starts
     result = params.workspace(args).rewrite(
-        args.query, explain=args.explain or args.json, use_index=not args.no_index
+        args.query, explain=args.explain or args.json, use_index=not args.no_index, tree=tree
     )
     if args.json:
         print(dumps(result.to_dict()))
@@ -76,11 +76,15 @@ def rewrite(args: argparse.Namespace) -> int:
 
 
 def query(args: argparse.Namespace) -> int:
-    parse_query(args.query)
+    tree = parse_query(args.query)  # not a query: exit 2 before anything starts
     ws = params.workspace(args)
     started = time.time()
     result = ws.query(
-        args.query, rewrite=not args.no_rewrite, limit=args.limit, use_index=not args.no_index
+        args.query,
+        rewrite=not args.no_rewrite,
+        limit=args.limit,
+        use_index=not args.no_index,
+        tree=tree,
     )
     if not args.no_log:
         _log(ws, args, started, result)

@@ -116,13 +116,17 @@ def rewrite(
     availability: Availability | None = None,
     explain: bool = True,
     use_index: bool = True,
+    *,
+    tree: exp.Query | None = None,
 ) -> RewriteResult:
     """Raises SqlError / UsageError only for text that is not one query; otherwise returns
     the query unrewritten, with the reason, whenever it cannot be rewritten safely.
     Only the filter tree's candidates are matched; `use_index=False` matches every view (the
     same decisions, slower). Explanations give every view its reason, so with `explain=True`
-    every view is matched too."""
-    tree = parse_query(sql)
+    every view is matched too. `tree` is `sql` as `parse_query` returned it, for a caller that
+    parsed it already (one parse per request); it is qualified in place, so not reusable."""
+    if tree is None:
+        tree = parse_query(sql)
     try:
         return _rewrite_parsed(sql, tree, context, availability, explain, use_index)
     except RecursionError:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from mvlattice.errors import Outcome, UsageError
 from mvlattice.model.durations import parse_duration
 from mvlattice.settings import join_location
-from mvlattice.sql.fingerprint import blank_literals, describe
+from mvlattice.sql.fingerprint import blank_literals, describe, parse_statement
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -105,10 +105,12 @@ class LogRecord:
 def to_record(request: Request, literals: Literals = "keep") -> LogRecord:
     """Normalize and fingerprint a request (a sqlglot parse: done off the request path).
     Any SQL text works (see `fingerprint`); a request with malformed fields raises."""
-    normalized, shape_id = describe(request.sql)
+    # Blanking needs the tree too: parse once for both (describe alone is cached by text).
+    tree = parse_statement(request.sql) if literals == "blank" else None
+    normalized, shape_id = describe(request.sql, tree)
     message, form = request.message, "full"
     if literals == "blank":
-        blanked = blank_literals(request.sql)
+        blanked = blank_literals(request.sql, tree) if tree is not None else None
         normalized, form = (blanked, "blanked") if blanked is not None else ("", "omitted")
         message = None  # Spark's and sqlglot's messages quote the offending SQL
     normalized, cut = cap_sql(normalized)

@@ -27,8 +27,20 @@ _SPACE = re.compile(r"\s+")
 MAX_PARSE_CHARS = 64 * 1024
 
 
-def describe(sql: str) -> tuple[str, str]:
-    """(normalized SQL, fingerprint) from one parse; never raises for any text."""
+def parse_statement(sql: str) -> exp.Expression | None:
+    """`sql` parsed as one statement, for a caller that describes and blanks it (one parse);
+    None when it is too long, does not parse or is several statements. Never raises."""
+    try:
+        return _parse(sql) if len(sql) <= MAX_PARSE_CHARS else None
+    except Exception:  # noqa: BLE001 - RecursionError, sqlglot's own bugs: the text is used
+        return None
+
+
+def describe(sql: str, tree: exp.Expression | None = None) -> tuple[str, str]:
+    """(normalized SQL, fingerprint) from one parse, or from `tree` (`parse_statement(sql)`)
+    when the caller has it; never raises for any text."""
+    if tree is not None:
+        return _of_tree(sql, tree)
     if len(sql) > MAX_PARSE_CHARS:  # not cached either: 4096 such keys would be gigabytes
         return _collapse(sql), _digest(_text_shape(sql))
     return _describe(sql)
@@ -36,8 +48,11 @@ def describe(sql: str) -> tuple[str, str]:
 
 @functools.lru_cache(maxsize=4096)  # dashboards repeat their queries: parse each once
 def _describe(sql: str) -> tuple[str, str]:
+    return _of_tree(sql, parse_statement(sql))
+
+
+def _of_tree(sql: str, tree: exp.Expression | None) -> tuple[str, str]:
     try:
-        tree = _parse(sql)
         if tree is not None:
             return tree.sql(dialect=DIALECT), _digest(_shape(tree))
     except Exception:  # noqa: BLE001 - RecursionError, sqlglot's own bugs: fall back to the text
@@ -67,12 +82,14 @@ def shape(sql: str) -> str:
     return _text_shape(sql)
 
 
-def blank_literals(sql: str) -> str | None:
+def blank_literals(sql: str, tree: exp.Expression | None = None) -> str | None:
     """The SQL re-printed with its string and number literals (and comments) replaced by `?` —
     for a query log that must not keep values; None when it does not parse as one statement
-    (the caller then stores no text at all rather than guessing at literals)."""
+    (the caller then stores no text at all rather than guessing at literals). `tree`:
+    `parse_statement(sql)`, when the caller has it."""
     try:
-        tree = _parse(sql) if len(sql) <= MAX_PARSE_CHARS else None
+        if tree is None:
+            tree = _parse(sql) if len(sql) <= MAX_PARSE_CHARS else None
         if tree is None:
             return None
         return tree.transform(_blank_value, copy=True).sql(dialect=DIALECT, comments=False)
