@@ -33,6 +33,7 @@ from mvlattice.sql.block_summary import (
     BlockSummary,
     FromItem,
     block_summaries,
+    column_equality,
     is_column_equality,
     own_nodes,
 )
@@ -191,9 +192,10 @@ def _join_keys(block: BlockSummary, scope: _Scope) -> dict[str, frozenset[str]]:
     """For each source outside the lattice, the lattice labels it is equi-joined with."""
     keys: dict[str, set[str]] = {}
     for conjunct in block.conjuncts:
-        if not is_column_equality(conjunct):
+        pair = column_equality(conjunct)
+        if pair is None:
             continue
-        one, two = _try_resolve(scope, conjunct.left), _try_resolve(scope, conjunct.right)
+        one, two = _try_resolve(scope, pair[0]), _try_resolve(scope, pair[1])
         for (alias, label), (_, other) in ((one, two), (two, one)):
             if alias is not None and label is None and other is not None:
                 keys.setdefault(alias, set()).add(other)

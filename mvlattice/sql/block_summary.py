@@ -120,15 +120,20 @@ def conjuncts(condition: exp.Expr | None) -> Iterator[exp.Expr]:
         yield condition
 
 
-def is_column_equality(conjunct: exp.Expr) -> bool:
-    """`col = col` over two different tables (or two unqualified names, which Spark would only
-    accept from two tables): a join, not a filter."""
+def column_equality(conjunct: exp.Expr) -> tuple[exp.Column, exp.Column] | None:
+    """The two sides of `col = col` over two different tables (or two unqualified names,
+    which Spark would only accept from two tables): a join, not a filter. None otherwise."""
     if not isinstance(conjunct, exp.EQ):
-        return False
+        return None
     left, right = conjunct.left, conjunct.right
     if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
-        return False
-    return left.table.lower() != right.table.lower() or left.name.lower() != right.name.lower()
+        return None
+    same_table = left.table.lower() == right.table.lower()
+    return None if same_table and left.name.lower() == right.name.lower() else (left, right)
+
+
+def is_column_equality(conjunct: exp.Expr) -> bool:
+    return column_equality(conjunct) is not None
 
 
 def own_nodes(node: exp.Expr, kind: type[_Node]) -> list[_Node]:
@@ -158,9 +163,10 @@ def _from_item(item: exp.Expr, ctes: frozenset[str]) -> FromItem:
     alias = item.alias_or_name.lower()
     join = item.parent if isinstance(item.parent, exp.Join) else None
     using = tuple(n.name for n in join.args.get("using") or ()) if join is not None else ()
-    is_table = isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier)
-    if not is_table or (not item.db and item.name.lower() in ctes):
-        return FromItem(alias, None, None, using)
+    if not (isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier)):
+        return FromItem(alias, None, None, using)  # a derived table, a table function, …
+    if not item.db and item.name.lower() in ctes:
+        return FromItem(alias, None, None, using)  # a CTE reference
     return FromItem(alias, item.db or None, item.name, using)
 
 

@@ -116,7 +116,9 @@ def _flatten(node: ir.And | ir.Or) -> ir.Expr:
 def _coalesce_of_equals(node: ir.Func) -> ir.Expr | None:
     """COALESCE(a, b) of columns of one class is that column: USING's merged column."""
     args = dict(node.args)
-    operands = (args.get("this"), *(args.get("expressions") or ()))
-    if all(isinstance(o, ir.Column) for o in operands) and len(set(operands)) == 1:
-        return operands[0]  # type: ignore[return-value]
+    rest = args.get("expressions") or ()
+    operands = (args.get("this"), *(rest if isinstance(rest, tuple) else (rest,)))
+    first = operands[0]
+    if isinstance(first, ir.Column) and all(o == first for o in operands):
+        return first
     return None

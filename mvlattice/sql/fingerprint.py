@@ -27,7 +27,7 @@ _SPACE = re.compile(r"\s+")
 MAX_PARSE_CHARS = 64 * 1024
 
 
-def parse_statement(sql: str) -> exp.Expression | None:
+def parse_statement(sql: str) -> exp.Expr | None:
     """`sql` parsed as one statement, for a caller that describes and blanks it (one parse);
     None when it is too long, does not parse or is several statements. Never raises."""
     try:
@@ -36,7 +36,7 @@ def parse_statement(sql: str) -> exp.Expression | None:
         return None
 
 
-def describe(sql: str, tree: exp.Expression | None = None) -> tuple[str, str]:
+def describe(sql: str, tree: exp.Expr | None = None) -> tuple[str, str]:
     """(normalized SQL, fingerprint) from one parse, or from `tree` (`parse_statement(sql)`)
     when the caller has it; never raises for any text."""
     if tree is not None:
@@ -51,7 +51,7 @@ def _describe(sql: str) -> tuple[str, str]:
     return _of_tree(sql, parse_statement(sql))
 
 
-def _of_tree(sql: str, tree: exp.Expression | None) -> tuple[str, str]:
+def _of_tree(sql: str, tree: exp.Expr | None) -> tuple[str, str]:
     try:
         if tree is not None:
             return tree.sql(dialect=DIALECT), _digest(_shape(tree))
@@ -82,7 +82,7 @@ def shape(sql: str) -> str:
     return _text_shape(sql)
 
 
-def blank_literals(sql: str, tree: exp.Expression | None = None) -> str | None:
+def blank_literals(sql: str, tree: exp.Expr | None = None) -> str | None:
     """The SQL re-printed with its string and number literals (and comments) replaced by `?` —
     for a query log that must not keep values; None when it does not parse as one statement
     (the caller then stores no text at all rather than guessing at literals). `tree`:
@@ -97,7 +97,7 @@ def blank_literals(sql: str, tree: exp.Expression | None = None) -> str | None:
         return None
 
 
-def _shape(tree: exp.Expression) -> str:
+def _shape(tree: exp.Expr) -> str:
     tree = normalize_identifiers(tree.copy(), dialect=DIALECT)
     return tree.transform(_blank, copy=False).sql(dialect=DIALECT)
 
@@ -106,7 +106,7 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _blank(node: exp.Expression) -> exp.Expression:
+def _blank(node: exp.Expr) -> exp.Expr:
     if (
         isinstance(node, exp.In)
         and node.expressions
@@ -123,18 +123,18 @@ def _blank(node: exp.Expression) -> exp.Expression:
 _VALUES = (exp.Literal, exp.HexString, exp.ByteString, exp.BitString, exp.RawString)
 
 
-def _blank_value(node: exp.Expression) -> exp.Expression:
+def _blank_value(node: exp.Expr) -> exp.Expr:
     # DECIMAL(10, 2)'s precision and scale are literals too, but types are not values
     if isinstance(node, _VALUES) and not isinstance(node.parent, exp.DataTypeParam):
         return exp.Placeholder()
     return node
 
 
-def _constant(node: exp.Expression) -> bool:
+def _constant(node: exp.Expr) -> bool:
     return all(isinstance(n, exp.Literal | exp.Neg | exp.Cast | exp.DataType) for n in node.walk())
 
 
-def _parse(sql: str) -> exp.Expression | None:
+def _parse(sql: str) -> exp.Expr | None:
     try:
         trees = [t for t in sqlglot.parse(sql, read=DIALECT) if t is not None]
     except SqlglotError:

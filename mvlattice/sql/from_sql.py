@@ -36,7 +36,11 @@ UNSUPPORTED_CLAUSES = (
 )
 PLAIN_TABLE = ("this", "db", "catalog", "alias")
 GROUPING_CONSTRUCTS = (exp.Rollup, exp.Cube, exp.GroupingSets)
-SET_OPERATIONS = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}
+SET_OPERATIONS: dict[type[exp.Expr], str] = {
+    exp.Union: "union",
+    exp.Intersect: "intersect",
+    exp.Except: "except",
+}
 
 
 def translate(node: exp.Expr, ctes: Mapping[str, exp.Expr] | None = None) -> ir.Plan:
@@ -48,8 +52,8 @@ def translate(node: exp.Expr, ctes: Mapping[str, exp.Expr] | None = None) -> ir.
     if isinstance(node, exp.Select):
         return _SelectTranslator(node, ctes).plan()
     kind = SET_OPERATIONS.get(type(node))
-    if kind is not None:
-        return _set_operation(node, kind, ctes)  # type: ignore[arg-type]
+    if kind is not None and isinstance(node, exp.SetOperation):
+        return _set_operation(node, kind, ctes)
     raise unsupported(f"'{type(node).__name__}' is not a query block")
 
 

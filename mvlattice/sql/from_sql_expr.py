@@ -11,7 +11,7 @@ from mvlattice.errors import UnsupportedSqlError
 from mvlattice.sql import ir
 from mvlattice.sql.aggregates import AGGREGATE_OF_NODE
 
-COMPARISON_OPS = {
+COMPARISON_OPS: dict[type[exp.Expr], str] = {
     exp.EQ: "=",
     exp.NEQ: "<>",
     exp.LT: "<",

@@ -22,7 +22,7 @@ TableColumns = Mapping[str, Mapping[str, tuple[str, ...]]]
 
 def schema_of(tables: TableColumns) -> MappingSchema:
     """The sqlglot schema for qualification, built once per model."""
-    mapping = {
+    mapping: dict[str, object] = {
         db: {table: {c: UNKNOWN_TYPE for c in cols} for table, cols in by_table.items()}
         for db, by_table in tables.items()
     }

@@ -11,14 +11,14 @@ from sqlglot import exp
 from mvlattice.errors import SqlError
 
 
-def _parse(sql: str) -> exp.Expression:
+def _parse(sql: str) -> exp.Expr:
     try:
         return sqlglot.parse_one(sql, read="spark")
     except sqlglot.errors.SqlglotError as exc:
         raise SqlError(f"SQL does not parse: {str(exc).splitlines()[0]}") from None
 
 
-def _tables(tree: exp.Expression, schema: str) -> list[tuple[exp.Table, str]]:
+def _tables(tree: exp.Expr, schema: str) -> list[tuple[exp.Table, str]]:
     """Every table reference that is not a CTE, with its `schema.table` key (lower case)."""
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     found = []

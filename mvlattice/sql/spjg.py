@@ -87,7 +87,8 @@ def normalize(plan: ir.Plan) -> Spjg:
     having: tuple[ir.Expr, ...] = ()
     if isinstance(plan, ir.Filter) and isinstance(plan.input, ir.Aggregate):
         having, plan = ir.conjuncts(plan.condition), plan.input
-    grouped, keys = isinstance(plan, ir.Aggregate), ()
+    grouped = isinstance(plan, ir.Aggregate)
+    keys: tuple[ir.Expr, ...] = ()
     if isinstance(plan, ir.Aggregate):
         keys, plan = plan.keys, plan.input
     flat = _spj(plan, _reserved(plan))

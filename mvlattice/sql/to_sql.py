@@ -35,14 +35,20 @@ COMPOUND = (exp.Binary, exp.Not, exp.Neg, exp.BitwiseNot, exp.Predicate)
 class _Partial:
     """A SELECT under construction and the last clause filled in."""
 
-    node: exp.Expr
+    node: exp.Query  # a SELECT until the stage SELECT; a set operation enters at SELECT
     stage: int
+
+    @property
+    def select(self) -> exp.Select:
+        """The SELECT being filled (callers first check the stage with `_at_most`)."""
+        if not isinstance(self.node, exp.Select):
+            raise ValueError(f"expected a SELECT under construction, not {self.node.key}")
+        return self.node
 
 
 # -- plans ----------------------------------------------------------------------------------
 def plan_sql(plan: ir.Plan) -> exp.Query:
-    partial = _visit(plan)
-    return partial.node  # type: ignore[return-value]
+    return _visit(plan).node
 
 
 def _visit(plan: ir.Plan) -> _Partial:
@@ -59,6 +65,7 @@ def visit_Derived(plan: ir.Derived) -> _Partial:
 
 def visit_Join(plan: ir.Join) -> _Partial:
     left = _at_most(_visit(plan.left), FROM, plan)
+    right: exp.Table | exp.Subquery | None
     right = _table(plan.right) if isinstance(plan.right, ir.Scan) else None
     if right is None and isinstance(plan.right, ir.Derived):
         right = _derived(plan.right)
@@ -76,24 +83,24 @@ def visit_Filter(plan: ir.Filter) -> _Partial:
     partial = _visit(plan.input)
     condition = expression(plan.condition)
     if partial.stage <= WHERE:
-        partial.node.where(condition, copy=False)
+        partial.select.where(condition, copy=False)
         return _Partial(partial.node, WHERE)
     _at_most(partial, GROUP, plan)
-    partial.node.having(condition, copy=False)
+    partial.select.having(condition, copy=False)
     return _Partial(partial.node, HAVING)
 
 
 def visit_Aggregate(plan: ir.Aggregate) -> _Partial:
     partial = _at_most(_visit(plan.input), WHERE, plan)
     if plan.keys:
-        partial.node.group_by(*(expression(k) for k in plan.keys), copy=False)
+        partial.select.group_by(*(expression(k) for k in plan.keys), copy=False)
     return _Partial(partial.node, GROUP)
 
 
 def visit_Project(plan: ir.Project) -> _Partial:
     partial = _at_most(_visit(plan.input), HAVING, plan)
     outputs = [exp.alias_(expression(o.expr), o.name, quoted=True) for o in plan.outputs]
-    partial.node.select(*outputs, copy=False)
+    partial.select.select(*outputs, copy=False)
     if plan.distinct:
         partial.node.set("distinct", exp.Distinct())
     return _Partial(partial.node, SELECT)

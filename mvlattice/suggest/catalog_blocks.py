@@ -103,8 +103,9 @@ def learned_columns(tree: exp.Expr, catalog: Catalog) -> Iterator[tuple[str, str
                 yield ref.schema, ref.table, column.name
         for item in summary.from_items:
             ref = block.sources.get(item.alias)
-            for name in item.using if ref is not None else ():
-                yield ref.schema, ref.table, name
+            for name in item.using:
+                if ref is not None:
+                    yield ref.schema, ref.table, name
 
 
 class _CatalogBlock:
@@ -183,17 +184,18 @@ class _CatalogBlock:
         seen: list[BlockTable] = []
         for item in self.summary.from_items:
             ref = self.sources.get(item.alias)
-            for name in item.using if ref is not None else ():
+            if ref is None:
+                continue
+            for name in item.using:
                 earlier = self._owner(name, seen)
                 if earlier is not None:
                     yield self._column(earlier, name), self._column(ref, name)
-            if ref is not None:
-                seen.append(ref)
+            seen.append(ref)
 
     def _owner(self, column: str, earlier: list[BlockTable]) -> BlockTable | None:
         """The earlier table a USING column comes from: the first that has it, else the first."""
         having = [t for t in earlier if self.infos[t.alias].column(column) is not None]
-        return (having or earlier or [None])[0]
+        return next(iter(having or earlier), None)
 
     # -- columns ----------------------------------------------------------------------------
     def _refs(self, columns: Iterable[exp.Expr]) -> Iterator[ColumnRef]:

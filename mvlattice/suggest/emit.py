@@ -78,7 +78,7 @@ def header(suggestion: Suggestion, logs: Sequence[str] = ()) -> tuple[str, ...]:
 def lattice_element(item: LatticeSuggestion, existing: Mapping[str, Any] | None) -> dict:
     lattice = item.lattice
     assert lattice is not None
-    element = dict(existing) if existing is not None else {"name": item.name}
+    element: dict[str, Any] = dict(existing) if existing is not None else {"name": item.name}
     element["sql"] = lattice.sql.splitlines()
     if existing is None:
         element["auto"] = True

@@ -17,6 +17,7 @@ tiles); the absolute numbers are guesses and the output says so.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from mvlattice.lattice.lattice import Lattice
 from mvlattice.statistics.dict_provider import DictStatisticProvider
@@ -34,7 +35,7 @@ def heuristic_statistics(lattice: Lattice, rows: float | None = None) -> DictSta
     depth = _depths(lattice)
     table_rows = {alias: total ** (1.0 / (d + 1)) for alias, d in depth.items()}
     keys = _key_columns(lattice)
-    counts: dict[tuple[str, ...], float] = {}
+    counts: dict[Iterable[str] | str, float] = {}  # the provider's key type (Mapping: invariant)
     for column in lattice.columns:
         if column.alias is None:
             continue  # derived columns: left to the estimator (rows)

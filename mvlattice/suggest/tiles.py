@@ -35,7 +35,7 @@ class ParsedQuery:
 
     id: str
     weight: float
-    trees: tuple[exp.Expression, ...]
+    trees: tuple[exp.Expr, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +179,7 @@ def _view(lattice: Lattice, aliases: frozenset[str]) -> Lattice:
     )
 
 
-def _distinct_as_group(tree: exp.Expression) -> exp.Expression:
+def _distinct_as_group(tree: exp.Expr) -> exp.Expr:
     """SELECT DISTINCT a, b … (no GROUP BY, no aggregates) as SELECT a, b … GROUP BY a, b."""
     plain = [
         s
