@@ -16,8 +16,10 @@ neither reader can read it.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mvlattice.delta import log as deltalog
@@ -48,6 +50,9 @@ def snapshot(spark: SparkSession | None, location: str) -> TableSnapshot | None:
         return _remote(spark, location)
     if not (path / "_delta_log").is_dir():
         return None
+    key = _log_key(path / "_delta_log")
+    if key is not None and key in _SEEN:
+        return _SEEN[key]
     try:
         table = _open(str(path))
     except _absent_error():
@@ -57,7 +62,31 @@ def snapshot(spark: SparkSession | None, location: str) -> TableSnapshot | None:
         if spark is None:
             raise TableUnreadable(_at(location), reason) from exc
         return spark_snapshot(spark, location, reason)
-    return TableSnapshot(table.version(), str(table.metadata().id), DELTA_RS)
+    found = TableSnapshot(table.version(), str(table.metadata().id), DELTA_RS)
+    if key is not None and found.version == key[1]:
+        if len(_SEEN) >= _SEEN_LIMIT:
+            _SEEN.clear()
+        _SEEN[key] = found
+    return found
+
+
+# Snapshots read by delta-rs, by their log's newest commit file: freshness asks on every
+# query, and listing the log (microseconds) tells whether anything was committed since.
+_SEEN: dict[tuple[str, int, int, int], TableSnapshot] = {}
+_SEEN_LIMIT = 1024
+
+
+def _log_key(log: Path) -> tuple[str, int, int, int] | None:
+    """(log, newest commit version, its modification time in ns, its size); None when the log
+    has no JSON commit to tell by (a table recreated rewrites it: another time)."""
+    try:
+        newest = deltalog.newest_commit(tuple(os.listdir(log)))
+        if newest is None:
+            return None
+        stat = (log / f"{newest:020d}.json").stat()
+    except OSError:
+        return None
+    return (str(log), newest, stat.st_mtime_ns, stat.st_size)
 
 
 def spark_snapshot(spark: SparkSession, location: str, tried: str = "") -> TableSnapshot | None:

@@ -5,6 +5,7 @@ for the statistics cache and freshness (Parquet sources included)."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,3 +115,18 @@ def test_the_damaged_commit_is_a_real_log_file(tmp_path: Path) -> None:
     assert names == [f"{0:020d}.json", f"{1:020d}.json"]
     with pytest.raises(json.JSONDecodeError):
         [json.loads(line) for line in (location / "_delta_log" / names[1]).read_text().splitlines()]
+
+
+def test_a_snapshot_read_before_never_hides_a_change_to_the_log(tmp_path: Path) -> None:
+    location = tmp_path / "t"
+    assert reader.snapshot(None, str(location)) is None
+    old = delta_table(location).metadata().id
+    assert reader.snapshot(None, str(location)).table_id == old  # read, then remembered
+    assert reader.snapshot(None, str(location)).table_id == old
+    shutil.rmtree(location)
+    new = delta_table(location).metadata().id  # recreated: version 0 again, another id
+    assert new != old and reader.snapshot(None, str(location)).table_id == new
+    commit = location / "_delta_log" / f"{0:020d}.json"
+    commit.write_text(commit.read_text()[:40])  # damaged in place
+    with pytest.raises(TableUnreadable):
+        reader.snapshot(None, str(location))
