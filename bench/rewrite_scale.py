@@ -319,7 +319,7 @@ def generate_views(rng: random.Random, count: int) -> list[TileSpec | tuple[str,
 def context_of(model: Model, views: list[TileSpec | tuple[str, Spjg]]) -> RewriteContext:
     tiles = [v for v in views if isinstance(v, TileSpec)]
     items = [
-        Materialization(name, "shop_mv", name, spjg.sql())
+        Materialization(name=name, schema="shop_mv", table=name, sql=spjg.sql())
         for v in views
         if not isinstance(v, TileSpec)
         for name, spjg in [v]

@@ -104,7 +104,14 @@ def _log(ws: Workspace, args: argparse.Namespace, started: float, result) -> Non
 
     rewrite = result.rewrite
     request = Request(
-        started, args.query, "query", rewrite.rewritten, tuple(rewrite.materializations),
-        result.elapsed_ms, Outcome.OK, source="cli", model=str(args.model),
-    )  # fmt: skip
+        at=started,
+        sql=args.query,
+        kind="query",
+        rewritten=rewrite.rewritten,
+        views=tuple(rewrite.materializations),
+        latency_ms=result.elapsed_ms,
+        outcome=Outcome.OK,
+        source="cli",
+        model=str(args.model),
+    )
     log_now(ws.spark, ws.warehouse, [request])

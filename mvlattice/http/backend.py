@@ -21,7 +21,7 @@ class Rewritten:
     seconds: float  # time spent rewriting
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Answer:
     """The answer to a query: at most `limit` rows, and whether there were more."""
 

@@ -29,14 +29,14 @@ def answer_of(model: str, result: Any, limit: int) -> Answer:
     rows = [tuple(r) for r in _field(result, "rows")]
     how = _field(result, "rewrite") or result
     return Answer(
-        model,
-        tuple(str(c) for c in _field(result, "columns")),
-        tuple(rows[:limit]),
-        len(rows) > limit,
-        bool(_field(how, "rewritten")),
-        tuple(str(m) for m in _field(how, "materializations") or ()),
-        str(_field(how, "sql")),
-        None,
+        model=model,
+        columns=tuple(str(c) for c in _field(result, "columns")),
+        rows=tuple(rows[:limit]),
+        truncated=len(rows) > limit,
+        rewritten=bool(_field(how, "rewritten")),
+        materializations=tuple(str(m) for m in _field(how, "materializations") or ()),
+        sql=str(_field(how, "sql")),
+        rewrite_seconds=None,
     )
 
 

@@ -79,7 +79,7 @@ class Service:
     ) -> None:
         latency = (time.perf_counter() - started) * 1000.0
         request = LoggedRequest(
-            time.time(), sql, kind, latency_ms=latency, model=model or "", **outcome
+            at=time.time(), sql=sql, kind=kind, latency_ms=latency, model=model or "", **outcome
         )
         self.record(request)
         self.recent.add(request, explain)

@@ -74,14 +74,24 @@ def built_targets(ctx: JobContext, lattice: str | None = None) -> tuple[Target, 
             continue
         if not _fits(ctx.model, record.spec):
             continue  # a same-named lattice of another model sharing the warehouse built it
-        found.append(Target(name, TILE, location, record.spec, None, record.origin, record.rows))
+        found.append(
+            Target(
+                name=name,
+                kind=TILE,
+                location=location,
+                spec=record.spec,
+                materialization=None,
+                origin=record.origin,
+                estimated_rows=record.rows,
+            )
+        )
     return tuple(found)
 
 
 def _fits(model: Model, spec: TileSpec) -> bool:
     """Whether this model's lattice of the spec's name has the spec's columns and measures."""
     try:
-        definition_of(model, Target("", TILE, "", spec))
+        definition_of(model, Target(name="", kind=TILE, location="", spec=spec))
     except MvlatticeError:
         return False
     return True
@@ -137,7 +147,7 @@ def register_tiles(spark: SparkSession, model: Model, warehouse: str | None = No
 
 
 # -- status ------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class CatalogEntry:
     name: str
     kind: str
@@ -192,7 +202,7 @@ def inspect(ctx: JobContext, target: Target) -> Inspection:
     policy = policy_for(ctx.model, target)
     since = None
     if record is not None and policy.max_staleness_seconds is not None:
-        since = stale_since(ctx.spark, tables, record.versions, current.versions)
+        since = stale_since(ctx.spark, tables, record.versions, dict(current.versions))
     facts = Facts(
         record,
         current,
@@ -214,27 +224,27 @@ def entry(ctx: JobContext, target: Target) -> CatalogEntry:
     usage = ctx.store.usage(target.name)
     spec = target.spec
     return CatalogEntry(
-        target.name,
-        target.kind,
-        target.lattice,
-        spec.dimensions if spec else (),
-        tuple(str(m) for m in spec.measures) if spec else (),
-        target.origin,
-        seen.assessment.status,
-        seen.assessment.view.usable,
-        seen.assessment.view.code,
-        seen.assessment.view.message,
-        record.rows if record else None,
-        seen.table.size_bytes if seen.table else None,
-        record.versions if record else {},
-        seen.current,
-        record.built_at if record else None,
-        record.refresh_path if record else None,
-        record.built_from if record else None,
-        seen.error,
-        usage.hits if usage else 0,
-        usage.last_used if usage else None,
-        target.location,
+        name=target.name,
+        kind=target.kind,
+        lattice=target.lattice,
+        dimensions=spec.dimensions if spec else (),
+        measures=tuple(str(m) for m in spec.measures) if spec else (),
+        origin=target.origin,
+        status=seen.assessment.status,
+        usable=seen.assessment.view.usable,
+        code=seen.assessment.view.code,
+        message=seen.assessment.view.message,
+        rows=record.rows if record else None,
+        size_bytes=seen.table.size_bytes if seen.table else None,
+        source_versions=record.versions if record else {},
+        current_versions=seen.current,
+        last_refresh=record.built_at if record else None,
+        refresh_path=record.refresh_path if record else None,
+        built_from=record.built_from if record else None,
+        last_error=seen.error,
+        hits=usage.hits if usage else 0,
+        last_used=usage.last_used if usage else None,
+        location=target.location,
     )
 
 
@@ -288,4 +298,11 @@ class CatalogAvailability:
         lattices = {lat.name for lat in self.ctx.model.lattices}
         if record is None or record.spec is None or record.lattice not in lattices:
             return None
-        return Target(f"{TILE_DATABASE}.{name}", TILE, location, record.spec, None, record.origin)
+        return Target(
+            name=f"{TILE_DATABASE}.{name}",
+            kind=TILE,
+            location=location,
+            spec=record.spec,
+            materialization=None,
+            origin=record.origin,
+        )

@@ -41,7 +41,7 @@ from mvlattice.errors import ConflictError
 TTL_SECONDS = 60.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Holder:
     """Who holds a lease, as its file says."""
 
@@ -102,8 +102,15 @@ class Leases:
             current = self._read(name)
             if current is not None and current.live(now):
                 raise LeaseHeld(current)
-            mine = Holder(name, socket.gethostname(), os.getpid(), secrets.token_hex(8), now,
-                          now + self.ttl, purpose)  # fmt: skip
+            mine = Holder(
+                name=name,
+                host=socket.gethostname(),
+                pid=os.getpid(),
+                token=secrets.token_hex(8),
+                acquired_at=now,
+                expires_at=now + self.ttl,
+                purpose=purpose,
+            )
             self._write(mine)
         return Lease(self, mine)
 

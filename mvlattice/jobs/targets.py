@@ -27,7 +27,7 @@ MATERIALIZATION = "materialization"
 ORIGINS = ("declared", "planned", "auto")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Target:
     """A tile (`spec` set) or a declared materialization (`materialization` set)."""
 
@@ -59,12 +59,26 @@ def tile_target(
     spec: TileSpec, warehouse: str, origin: str = "declared", rows: float | None = None
 ) -> Target:
     name = f"{TILE_DATABASE}.{tile_table_name(spec)}"
-    return Target(name, TILE, tile_location(warehouse, spec), spec, None, origin, rows)
+    return Target(
+        name=name,
+        kind=TILE,
+        location=tile_location(warehouse, spec),
+        spec=spec,
+        materialization=None,
+        origin=origin,
+        estimated_rows=rows,
+    )
 
 
 def materialization_target(m: Materialization, warehouse: str) -> Target:
     location = materialization_location(warehouse, m.schema, m.table)
-    return Target(f"{m.schema}.{m.table}", MATERIALIZATION, location, None, m)
+    return Target(
+        name=f"{m.schema}.{m.table}",
+        kind=MATERIALIZATION,
+        location=location,
+        spec=None,
+        materialization=m,
+    )
 
 
 def tile_location_of(warehouse: str, table: str) -> str:

@@ -44,7 +44,7 @@ STATISTIC_PROVIDERS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Materialization:
     """Calcite's materialization element: `view` (its name), `table` (where data lives), `sql`."""
 
@@ -96,13 +96,13 @@ def parse_materializations(
             if name and table and sql:
                 found.append(
                     Materialization(
-                        name,
-                        schema or "default",
-                        table,
-                        sql,
-                        refresh.cron,
-                        refresh.max_staleness_seconds,
-                        refresh.vacuum_retention_seconds,
+                        name=name,
+                        schema=schema or "default",
+                        table=table,
+                        sql=sql,
+                        cron=refresh.cron,
+                        max_staleness_seconds=refresh.max_staleness_seconds,
+                        vacuum_retention_seconds=refresh.vacuum_retention_seconds,
                     )
                 )
     _check_unique((m.name for m in found), "materialization", problems)

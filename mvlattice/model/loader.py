@@ -34,7 +34,7 @@ class ForeignKey:
     referenced_columns: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Table:
     schema: str
     name: str
@@ -74,7 +74,7 @@ class SparkSettings:
     conf: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Model:
     file: str
     warehouse: str
@@ -160,15 +160,15 @@ def load_model(
     retention = parse_vacuum(root, "", problems)
     problems.raise_if_any()
     return Model(
-        str(path),
-        warehouse,
-        str(root.get("version")),
-        default_schema,
-        schemas,
-        lattices,
-        materializations,
-        spark,
-        retention,
+        file=str(path),
+        warehouse=warehouse,
+        version=str(root.get("version")),
+        default_schema=default_schema,
+        schemas=schemas,
+        lattices=lattices,
+        materializations=materializations,
+        spark=spark,
+        vacuum_retention_seconds=retention,
     )
 
 
@@ -387,20 +387,22 @@ def _table(
     if problems.mapping(options, child(path, "options"), "options") is None:
         options = {}
     table = Table(
-        schema,
-        name,
-        where,
-        kind if kind != "catalog" else None,
-        columns,
-        problems.string_list(element.get("primaryKey", []), child(path, "primaryKey"), "column"),
-        unique_keys,
-        fks,
-        problems.string_list(element.get("notNull", []), child(path, "notNull"), "column"),
-        tuple(
+        schema=schema,
+        name=name,
+        location=where,
+        format=kind if kind != "catalog" else None,
+        declared_columns=columns,
+        primary_key=problems.string_list(
+            element.get("primaryKey", []), child(path, "primaryKey"), "column"
+        ),
+        unique_keys=unique_keys,
+        foreign_keys=fks,
+        not_null=problems.string_list(element.get("notNull", []), child(path, "notNull"), "column"),
+        options=tuple(
             (str(k), str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()
         ),
-        path,
-        f"{database}.{name}" if kind == "catalog" else None,
+        doc_path=path,
+        catalog_name=f"{database}.{name}" if kind == "catalog" else None,
     )
     return table
 

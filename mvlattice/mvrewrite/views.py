@@ -29,7 +29,7 @@ from mvlattice.sql.spjg import Spjg
 Compile = Callable[[str, str | None], Spjg]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class View:
     name: str  # what explanations and `materializations` show
     table: str  # where its rows are stored, schema.table
@@ -54,14 +54,14 @@ def tile_view(lattice: Lattice, spec: TileSpec, compile_block: Compile) -> View:
     else:
         block, problem = _compile(sql, lattice.schema, compile_block)
     return View(
-        tile_qualified_name(spec),
-        tile_qualified_name(spec),
-        "tile",
-        sql,
-        block,
-        problem,
-        lattice.name,
-        _labels(lattice),
+        name=tile_qualified_name(spec),
+        table=tile_qualified_name(spec),
+        kind="tile",
+        sql=sql,
+        block=block,
+        problem=problem,
+        lattice=lattice.name,
+        labels=_labels(lattice),
         max_staleness_seconds=lattice.refresh.max_staleness_seconds,
     )
 
@@ -69,12 +69,12 @@ def tile_view(lattice: Lattice, spec: TileSpec, compile_block: Compile) -> View:
 def materialization_view(item: Materialization, compile_block: Compile) -> View:
     block, problem = _compile(item.sql, item.schema, compile_block)
     return View(
-        item.name,
-        f"{item.schema}.{item.table}",
-        "materialization",
-        item.sql,
-        block,
-        problem,
+        name=item.name,
+        table=f"{item.schema}.{item.table}",
+        kind="materialization",
+        sql=item.sql,
+        block=block,
+        problem=problem,
         max_staleness_seconds=item.max_staleness_seconds,
     )
 

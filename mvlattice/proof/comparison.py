@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mvlattice.workspace import Workspace
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Comparison:
     name: str
     base_s: float  # median over the runs
@@ -63,7 +63,15 @@ def compare(ws: Workspace, name: str, sql: str, runs: int = 3) -> Comparison:
     base_s = median_seconds(base, runs)
     rewritten_s = median_seconds(rewritten_run, runs)
     same = same_rows(base_rows, out_rows)
-    return Comparison(name, base_s, rewritten_s, rewritten, same, tiles, len(base_rows))
+    return Comparison(
+        name=name,
+        base_s=base_s,
+        rewritten_s=rewritten_s,
+        rewritten=rewritten,
+        same_result=same,
+        tiles=tiles,
+        rows=len(base_rows),
+    )
 
 
 def median_seconds(run: Callable[[], object], runs: int) -> float:

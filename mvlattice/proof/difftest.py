@@ -37,7 +37,7 @@ LATTICE = "difftest"  # the generated model's lattice: its tiles never meet othe
 MISMATCH, ERROR = "mismatch", "error"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Prepared:
     star: str
     seed: int
@@ -134,7 +134,16 @@ def prepare(
     _cache(workspace.spark, model, context)
     problems = tuple(f"{name}: {error}" for name, error in failed.items())
     tables = tuple(t.qualified_name for t in model.tables)
-    return Prepared(star.name, seed, shape, specs, context, workspace.spark, problems, tables)
+    return Prepared(
+        star=star.name,
+        seed=seed,
+        shape=shape,
+        specs=specs,
+        context=context,
+        spark=workspace.spark,
+        problems=problems,
+        base_tables=tables,
+    )
 
 
 def _cache(spark: SparkSession, model: Any, context: RewriteContext) -> None:

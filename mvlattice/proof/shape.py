@@ -21,7 +21,7 @@ class Node:
     in_lattice: bool = True  # tables outside the lattice are joined back by compensation
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Col:
     alias: str  # the node it belongs to (derived columns: the fact's)
     name: str

@@ -164,7 +164,9 @@ def _table_columns(
         kind_of = _type(types[column.lower()])
         label = _label(lattice, node.alias, column) if node.in_lattice else ""
         values = _literals(sets[column], kind_of, spec)
-        out[spec] = Col(node.alias, column, label, kind, kind_of, values)
+        out[spec] = Col(
+            alias=node.alias, name=column, label=label, kind=kind, type=kind_of, values=values
+        )
     return out
 
 
@@ -178,7 +180,13 @@ def _derived(spark: SparkSession, model: Model, lattice: Lattice, label: str, ki
     found = sample.selectExpr("collect_set(x) AS x").first()["x"]
     kind_of = _type(sample.schema.fields[0].dataType.simpleString())
     return Col(
-        root.alias, label, label, kind, kind_of, _literals(found, kind_of, label), expression
+        alias=root.alias,
+        name=label,
+        label=label,
+        kind=kind,
+        type=kind_of,
+        values=_literals(found, kind_of, label),
+        expr=expression,
     )
 
 

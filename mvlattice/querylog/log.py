@@ -47,7 +47,7 @@ USABLE_FORMS = ("full", "blanked")  # the `sql_form`s a reader may parse
 Literals = Literal["keep", "blank"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Request:
     """One request as the service saw it — cheap to make on the request path."""
 
@@ -63,7 +63,7 @@ class Request:
     message: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class LogRecord:
     """One row of the query-log table."""
 
@@ -115,18 +115,18 @@ def to_record(request: Request, literals: Literals = "keep") -> LogRecord:
         message = None  # Spark's and sqlglot's messages quote the offending SQL
     normalized, cut = cap_sql(normalized)
     return LogRecord(
-        dt.datetime.fromtimestamp(request.at, dt.UTC),
-        normalized,
-        shape_id,
-        request.kind,
-        request.rewritten,
-        tuple(request.views),
-        float(request.latency_ms),
-        str(request.outcome),  # the table holds plain text; older rows any code
-        request.source,
-        request.model,
-        message,
-        "truncated" if cut else form,
+        time=dt.datetime.fromtimestamp(request.at, dt.UTC),
+        sql=normalized,
+        fingerprint=shape_id,
+        kind=request.kind,
+        rewritten=request.rewritten,
+        views=tuple(request.views),
+        latency_ms=float(request.latency_ms),
+        outcome=str(request.outcome),  # the table holds plain text; older rows any code
+        source=request.source,
+        model=request.model,
+        message=message,
+        sql_form="truncated" if cut else form,
     )
 
 

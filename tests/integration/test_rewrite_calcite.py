@@ -88,7 +88,7 @@ def views(spark, warehouse: Path, tmp_path_factory: pytest.TempPathFactory):
 def test_each_example_rewrites_and_returns_the_same_rows(spark, views) -> None:
     pairs = {}
     for name, (view, query, reads) in EXAMPLES.items():
-        item = Materialization(name, runner.SCHEMA, f"calcite_{name}", view)
+        item = Materialization(name=name, schema=runner.SCHEMA, table=f"calcite_{name}", sql=view)
         result = rewrite(query, context_for(views, tiles=(), materializations=[item]))
         assert result.rewritten, (name, result.explain)
         assert result.materializations == (name,)

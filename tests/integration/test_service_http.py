@@ -340,8 +340,17 @@ def test_a_stop_is_clean_and_the_query_log_complete(spark, server: Server) -> No
 
 def test_a_cli_request_is_logged_at_once(spark, server: Server) -> None:
     server.stop()
-    request = Request(time.time(), "SELECT  1 AS cli_marker", "query", False, (), 12.5, "ok",
-                      source="cli", model="shop")  # fmt: skip
+    request = Request(
+        at=time.time(),
+        sql="SELECT  1 AS cli_marker",
+        kind="query",
+        rewritten=False,
+        views=(),
+        latency_ms=12.5,
+        outcome="ok",
+        source="cli",
+        model="shop",
+    )
     assert log_now(spark, str(server.warehouse), [request]) == 1
     (found,) = [r for r in read_log(str(server.warehouse), spark=spark) if "cli_marker" in r.sql]
     assert (found.source, found.sql, found.latency_ms) == ("cli", "SELECT 1 AS cli_marker", 12.5)

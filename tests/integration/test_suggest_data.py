@@ -80,7 +80,15 @@ def test_the_services_query_log_table_is_a_log(spark: object, tmp_path: Path) ->
         "join foodmart.time_by_day t on s.time_id = t.time_id group by t.the_year"
     )
     requests = [
-        Request(1_700_000_000 + day * 86_400, sql, "query", False, (), 1.0, "ok")
+        Request(
+            at=1_700_000_000 + day * 86_400,
+            sql=sql,
+            kind="query",
+            rewritten=False,
+            views=(),
+            latency_ms=1.0,
+            outcome="ok",
+        )
         for day in range(3)
     ]
     log_now(spark, str(tmp_path), requests)

@@ -54,7 +54,9 @@ def hr() -> RewriteContext:
     """Every golden view as a materialization: many views for mutated queries to meet."""
     model = runner.hr_model(Path(tempfile.mkdtemp(prefix="fuzz_hr")))
     views = {name: sql for g in GOLDEN for name, sql in g.views.items()}
-    items = [Materialization(n, runner.SCHEMA, n, sql) for n, sql in views.items()]
+    items = [
+        Materialization(name=n, schema=runner.SCHEMA, table=n, sql=sql) for n, sql in views.items()
+    ]
     return context_for(model, tiles=(), materializations=items, types=runner.HR_TYPES)
 
 

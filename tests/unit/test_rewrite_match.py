@@ -28,7 +28,9 @@ def model(tmp_path_factory: pytest.TempPathFactory):
 
 
 def ctx(model, row_counts=None, types=None, **views: str):
-    items = [Materialization(n, runner.SCHEMA, n, sql) for n, sql in views.items()]
+    items = [
+        Materialization(name=n, schema=runner.SCHEMA, table=n, sql=sql) for n, sql in views.items()
+    ]
     return context_for(
         model,
         tiles=(),

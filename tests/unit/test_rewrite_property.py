@@ -88,7 +88,9 @@ def model(tmp_path_factory: pytest.TempPathFactory):
 
 
 def context(model, **views: str):
-    items = [Materialization(n, runner.SCHEMA, n, sql) for n, sql in views.items()]
+    items = [
+        Materialization(name=n, schema=runner.SCHEMA, table=n, sql=sql) for n, sql in views.items()
+    ]
     return context_for(model, tiles=(), materializations=items, types=runner.HR_TYPES)
 
 

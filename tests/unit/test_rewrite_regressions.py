@@ -18,7 +18,9 @@ from tests.golden.rewrite import runner
 def hr(tmp_path_factory: pytest.TempPathFactory) -> RewriteContext:
     model = runner.hr_model(Path(tmp_path_factory.mktemp("regressions")))
     views = {"mv_emps": "SELECT empid, deptno, salary FROM emps"}
-    items = [Materialization(n, runner.SCHEMA, n, sql) for n, sql in views.items()]
+    items = [
+        Materialization(name=n, schema=runner.SCHEMA, table=n, sql=sql) for n, sql in views.items()
+    ]
     return context_for(model, tiles=(), materializations=items, types=runner.HR_TYPES)
 
 
@@ -39,10 +41,10 @@ def test_an_identifier_with_a_newline_gives_one_line_explanations(
     break in an explanation naming the column."""
     model = runner.hr_model(Path(tmp_path_factory.mktemp("newline")))
     view = Materialization(
-        "mv_dept",
-        runner.SCHEMA,
-        "mv_dept",
-        "SELECT deptno, COUNT(*) AS c FROM emps GROUP BY deptno",
+        name="mv_dept",
+        schema=runner.SCHEMA,
+        table="mv_dept",
+        sql="SELECT deptno, COUNT(*) AS c FROM emps GROUP BY deptno",
     )
     context = context_for(model, tiles=(), materializations=[view], types=runner.HR_TYPES)
     sql = "SELECT deptno FROM emps`\n`WHERE salary < 5000 GROUP BY deptno"

@@ -56,7 +56,16 @@ class FakeBackend:
         self, sql: str, rewrite: bool, limit: int, model: str | None, cancel: Any = None
     ) -> Answer:
         rows = tuple(self.rows[: limit + 1])
-        return Answer("shop", ("n",), rows[:limit], len(rows) > limit, rewrite, (), sql, 0.001)
+        return Answer(
+            model="shop",
+            columns=("n",),
+            rows=rows[:limit],
+            truncated=len(rows) > limit,
+            rewritten=rewrite,
+            materializations=(),
+            sql=sql,
+            rewrite_seconds=0.001,
+        )
 
     def lattices(self, model: str | None) -> list[dict[str, Any]]:
         return [{"name": "star", "model": "shop"}]

@@ -58,7 +58,7 @@ def groups_of(keys: Keys) -> Groups:
     return Groups(MappingProxyType({member: find(parent, member) for member in parent}))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class ViewKeys:
     hub: frozenset[str]  # tables that no lossless join can add: the query must read them
     tables: frozenset[tuple[str, int]]  # (table, occurrences)
@@ -82,14 +82,14 @@ def view_keys(view: View, keys: Keys, groups: Groups) -> ViewKeys | None:
     strict, split = _view_ranges(preds, name)
     offered = frozenset(_offered(block, name))
     return ViewKeys(
-        hub(block, keys, preds),
-        frozenset(Counter(t.table for t in block.tables).items()),
-        block.grouped,
-        offered,
-        frozenset(_view_aggregates(block, name, offered)),
-        strict,
-        split - strict,
-        frozenset(tokens(r) for r in preds.residuals),
+        hub=hub(block, keys, preds),
+        tables=frozenset(Counter(t.table for t in block.tables).items()),
+        grouped=block.grouped,
+        outputs=offered,
+        aggregates=frozenset(_view_aggregates(block, name, offered)),
+        strict_ranges=strict,
+        split_ranges=split - strict,
+        residuals=frozenset(tokens(r) for r in preds.residuals),
     )
 
 

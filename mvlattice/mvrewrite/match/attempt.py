@@ -85,7 +85,7 @@ class UnionSplit:
         return self.view_range.complement().intersect(Range((FULL,), self.wanted.nulls))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class UnionBranches:
     """What union compensation adds: the base branch's predicates (the query's, with the
     split class restricted to the rows the view lacks) and, per branch and on top, keys and

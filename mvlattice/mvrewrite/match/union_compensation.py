@@ -74,12 +74,12 @@ def _rows(attempt: Attempt, base: tuple[ir.Expr, ...]) -> Attempt | Rejection:
             UNSUPPORTED, "a union rewrite can only ORDER BY output columns of the query"
         )
     union = UnionBranches(
-        base,
-        False,
-        (),
-        (),
-        attempt.outputs,
-        query.outputs,
+        base_filters=base,
+        grouped=False,
+        view_keys=(),
+        base_keys=(),
+        view_outputs=attempt.outputs,
+        base_outputs=query.outputs,
         outer_order=query.order,
     )
     return replace(attempt, union=union)
@@ -163,16 +163,16 @@ def _with_outer(
     if isinstance(finished, Rejection):
         return finished
     union = UnionBranches(
-        base,
-        True,
-        attempt.group_keys,
-        query.keys,
-        _named(key_names, attempt.group_keys) + tuple(view_parts),
-        _named(key_names, query.keys) + tuple(base_parts),
-        tuple(keys.values()),
-        finished.outputs,
-        finished.having,
-        finished.order,
+        base_filters=base,
+        grouped=True,
+        view_keys=attempt.group_keys,
+        base_keys=query.keys,
+        view_outputs=_named(key_names, attempt.group_keys) + tuple(view_parts),
+        base_outputs=_named(key_names, query.keys) + tuple(base_parts),
+        outer_keys=tuple(keys.values()),
+        outer_outputs=finished.outputs,
+        outer_having=finished.having,
+        outer_order=finished.order,
     )
     return replace(attempt, union=union)
 

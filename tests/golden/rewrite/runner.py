@@ -133,7 +133,10 @@ def foodmart_model(folder: Path, warehouse: str | None = None) -> Model:
 
 def context(model: Model, views: dict[str, str]) -> RewriteContext:
     """Materialized views `name: sql`, each stored at hr_rewrite.<name>."""
-    items = [Materialization(name, SCHEMA, name, sql) for name, sql in views.items()]
+    items = [
+        Materialization(name=name, schema=SCHEMA, table=name, sql=sql)
+        for name, sql in views.items()
+    ]
     return context_for(model, tiles=(), materializations=items, types=HR_TYPES)
 
 
