@@ -8,7 +8,9 @@ the plans the rewriter composes always have that shape.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -52,7 +54,10 @@ def plan_sql(plan: ir.Plan) -> exp.Query:
 
 
 def _visit(plan: ir.Plan) -> _Partial:
-    return globals()[f"visit_{type(plan).__name__}"](plan)
+    visit = _VISITORS.get(type(plan))
+    if visit is None:
+        raise TypeError(f"no SQL for plan node {type(plan).__name__}")
+    return visit(plan)
 
 
 def visit_Scan(plan: ir.Scan) -> _Partial:
@@ -133,6 +138,20 @@ def visit_SetOp(plan: ir.SetOp) -> _Partial:
     return _Partial(node, SELECT)
 
 
+# One visitor per plan node type.
+_VISITORS: dict[type[ir.Plan], Callable[[Any], _Partial]] = {
+    ir.Scan: visit_Scan,
+    ir.Derived: visit_Derived,
+    ir.Join: visit_Join,
+    ir.Filter: visit_Filter,
+    ir.Aggregate: visit_Aggregate,
+    ir.Project: visit_Project,
+    ir.Sort: visit_Sort,
+    ir.Limit: visit_Limit,
+    ir.SetOp: visit_SetOp,
+}
+
+
 def _at_most(partial: _Partial, stage: int, plan: ir.Plan) -> _Partial:
     if partial.stage > stage:
         raise ValueError(f"{type(plan).__name__} cannot go on top of this plan in one SELECT")
@@ -161,7 +180,10 @@ def _identifier(name: str) -> exp.Identifier:
 
 # -- expressions ----------------------------------------------------------------------------
 def expression(expr: ir.Expr) -> exp.Expr:
-    return globals()[f"_sql_{type(expr).__name__}"](expr)
+    to_sql = _EXPRESSIONS.get(type(expr))
+    if to_sql is None:
+        raise TypeError(f"no SQL for expression node {type(expr).__name__}")
+    return to_sql(expr)
 
 
 def _sql_Column(expr: ir.Column) -> exp.Expr:
@@ -232,6 +254,22 @@ def _sql_Subquery(expr: ir.Subquery) -> exp.Expr:
     if expr.kind == "in" and expr.term is not None:
         return exp.In(this=_operand(expr.term), query=exp.Subquery(this=query))
     return exp.Subquery(this=query)
+
+
+# One translation per expression node type.
+_EXPRESSIONS: dict[type[ir.Expr], Callable[[Any], exp.Expr]] = {
+    ir.Column: _sql_Column,
+    ir.Literal: _sql_Literal,
+    ir.Compare: _sql_Compare,
+    ir.And: _sql_And,
+    ir.Or: _sql_Or,
+    ir.Not: _sql_Not,
+    ir.IsNull: _sql_IsNull,
+    ir.InList: _sql_InList,
+    ir.Agg: _sql_Agg,
+    ir.Func: _sql_Func,
+    ir.Subquery: _sql_Subquery,
+}
 
 
 def _arg(value: ir.Arg) -> object:
