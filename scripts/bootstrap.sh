@@ -25,11 +25,11 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 stamp=".venv/.mvlattice-installed"
-want="$(cat pyproject.toml | sha256sum | cut -d' ' -f1)"
+want="$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)"  # how, too
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    # compat mode: a plain path entry, so `import mvlattice` works from any directory
-    .venv/bin/python -m pip install --quiet -e ".[test]" --config-settings editable_mode=compat
+    # a standard editable install: `import mvlattice` (and `mvlattice`) work from any directory
+    .venv/bin/python -m pip install --quiet -e ".[test]"
     echo "$want" > "$stamp"
 fi
 .venv/bin/mvlattice setup >/dev/null
