@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import SetupError
 from mvlattice.jars import ensure_jars
@@ -91,7 +91,7 @@ def build_session(
 def _jvm_stdout_to(spark: SparkSession, path: Path) -> None:
     """What the JVM prints to System.out (Delta's VACUUM reports deleted files there) goes to
     the Spark log, never into a command's output (`--json` must stay one document)."""
-    jvm = spark._jvm  # no public way to reach System.out
+    jvm: Any = spark._jvm  # no public way to reach System.out
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         stream = jvm.java.io.FileOutputStream(str(path), True)

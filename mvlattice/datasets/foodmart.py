@@ -179,7 +179,7 @@ def _write(spark: SparkSession, source: Path, table: FoodmartTable, location: st
     )
     # Delta's overwrite is one atomic commit: readers never see a half-loaded table.
     frame.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(location)
-    rows = spark.sql(f"SELECT count(*) FROM delta.{path_identifier(location)}").first()[0]
+    rows = spark.sql(f"SELECT count(*) FROM delta.{path_identifier(location)}").collect()[0][0]
     if rows != table.rows:
         raise DataError(
             f"FoodMart table {table.name} has {rows:,} rows after loading, expected {table.rows:,}"
@@ -194,7 +194,7 @@ def _has_rows(spark: SparkSession, location: str, expected: int) -> bool:
         return False
     try:
         return (
-            spark.sql(f"SELECT count(*) FROM delta.{path_identifier(location)}").first()[0]
+            spark.sql(f"SELECT count(*) FROM delta.{path_identifier(location)}").collect()[0][0]
             == expected
         )
     except Exception:  # noqa: BLE001 - unreadable means "load it again"

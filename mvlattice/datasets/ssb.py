@@ -159,7 +159,7 @@ def model_file(sf: float, directory: str | os.PathLike[str]) -> Path:
 
 def _rows(spark: SparkSession, path: str) -> int | None:
     try:
-        return int(spark.sql(f"SELECT count(*) FROM delta.{path_identifier(path)}").first()[0])
+        return int(spark.sql(f"SELECT count(*) FROM delta.{path_identifier(path)}").collect()[0][0])
     except Exception:  # noqa: BLE001 - missing or unreadable: generate again
         return None
 

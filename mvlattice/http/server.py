@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import os
 import socket
 import sys
@@ -139,7 +140,7 @@ class Runtime:
         if jobs is not None:
             clean = jobs.stop(abandon=abandon) and clean
         for scheduler in self.schedulers:
-            clean = _wait(lambda s=scheduler: s.shutdown(wait=True), abandon) and clean
+            clean = _wait(functools.partial(scheduler.shutdown, wait=True), abandon) and clean
         for writer in self.writers.values():
             writer.close(timeout=120.0 if clean else 10.0)
         if clean:

@@ -32,8 +32,8 @@ FAST = {
 def tuned(spark: SparkSession) -> Iterator[None]:
     """FAST settings for the duration, then the session's own again."""
     before = {key: spark.conf.get(key, None) for key in FAST}
-    for key, value in FAST.items():
-        spark.conf.set(key, value)
+    for key, fast in FAST.items():
+        spark.conf.set(key, fast)
     try:
         yield
     finally:

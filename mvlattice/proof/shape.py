@@ -72,7 +72,8 @@ class Shape:
     def closure(self, aliases: set[str]) -> list[Node]:
         """The nodes needed to reach `aliases` from the fact, in declaration order."""
         needed = {self.fact.alias}
-        for alias in aliases:
+        for start in aliases:
+            alias: str | None = start
             while alias is not None and alias not in needed:
                 needed.add(alias)
                 alias = self.node(alias).parent

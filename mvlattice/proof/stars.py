@@ -154,11 +154,12 @@ def _table_columns(
 ) -> dict[str, Col]:
     schema, name = node.table.split(".", 1)
     table = model.table(schema, name)
+    assert table is not None, node.table  # the lattice reads only the model's tables
     frame = spark.read.format(table.format or "delta").load(table.location).limit(20000)
     types = {f.name.lower(): f.dataType.simpleString() for f in frame.schema.fields}
     sets = frame.selectExpr(
         *[f"collect_set({identifier(c)}) AS {identifier(c)}" for _, c, _ in wanted]
-    ).first()
+    ).collect()[0]
     out = {}
     for spec, column, kind in wanted:
         kind_of = _type(types[column.lower()])
@@ -174,10 +175,11 @@ def _derived(spark: SparkSession, model: Model, lattice: Lattice, label: str, ki
     column = lattice.column(label)
     root = lattice.root
     table = model.table(root.schema, root.table)
+    assert table is not None, root.table  # the lattice reads only the model's tables
     frame = spark.read.format(table.format or "delta").load(table.location)
     expression = column.expression.replace("`", "")
     sample = frame.alias(root.alias).selectExpr(f"{expression} AS x").limit(20000)
-    found = sample.selectExpr("collect_set(x) AS x").first()["x"]
+    found = sample.selectExpr("collect_set(x) AS x").collect()[0]["x"]
     kind_of = _type(sample.schema.fields[0].dataType.simpleString())
     return Col(
         alias=root.alias,

@@ -254,7 +254,7 @@ def _check(condition: bool, problem: str) -> None:
 def _record(row: dict[str, Any]) -> LogRecord:
     when = row["time"]
     when = when.astimezone(dt.UTC) if when is not None else dt.datetime.fromtimestamp(0, dt.UTC)
-    values = {c: row.get(c) for c in COLUMNS}
+    values: dict[str, Any] = {c: row.get(c) for c in COLUMNS}
     values["time"], values["views"] = when, tuple(row.get("views") or ())
     values["sql"], values["sql_form"] = values["sql"] or "", values["sql_form"] or "full"
     for name in ("fingerprint", "kind", "outcome", "source", "model"):

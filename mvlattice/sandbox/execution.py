@@ -10,6 +10,14 @@ from typing import TYPE_CHECKING, Any
 from mvlattice.errors import JobError, QueryTimeoutError
 from mvlattice.output import printable_intervals
 
+# The thread-local properties a bounded query sets, cleared after it.
+_LOCAL_PROPERTIES = (
+    "spark.jobGroup.id",
+    "spark.job.description",
+    "spark.job.interruptOnCancel",
+    "spark.scheduler.pool",
+)
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -54,10 +62,8 @@ def collect_bounded(
     finally:
         finished.set()
         done.set()
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        sc.setLocalProperty("spark.job.description", None)
-        sc.setLocalProperty("spark.job.interruptOnCancel", None)
-        sc.setLocalProperty("spark.scheduler.pool", None)
+        for key in _LOCAL_PROPERTIES:  # None clears a property (pyspark's stub says str)
+            sc.setLocalProperty(key, None)  # type: ignore[arg-type]
     return list(frame.columns), [tuple(r) for r in rows]
 
 

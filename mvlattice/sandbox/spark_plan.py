@@ -36,7 +36,7 @@ def analyze(session: SparkSession, sql: str) -> Analyzed:
     """The analyzed plan of one query; SqlError when it does not parse or resolve,
     RefusedSqlError when it is a statement rather than a query."""
     state = session._jsparkSession.sessionState()  # no public parser API
-    jvm = session._jvm
+    jvm: Any = session._jvm
     parsed = _call(lambda: state.sqlParser().parsePlan(sql), "SQL does not parse")
     _refuse_statement(jvm, parsed)
     skip = jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
@@ -95,7 +95,7 @@ def dataframe(session: SparkSession, analyzed: Analyzed) -> DataFrame:
     """A DataFrame of the checked plan itself (never the text parsed again)."""
     from pyspark.sql.classic.dataframe import DataFrame
 
-    jvm = session._jvm
+    jvm: Any = session._jvm
     dataset = jvm.org.apache.spark.sql.classic.Dataset.ofRows(
         session._jsparkSession,
         analyzed.plan,
@@ -105,7 +105,7 @@ def dataframe(session: SparkSession, analyzed: Analyzed) -> DataFrame:
 
 def builtin_functions(session: SparkSession) -> dict[str, str]:
     """Spark's built-in functions (never temporary or persistent ones): name -> class."""
-    jvm = session._jvm
+    jvm: Any = session._jvm
     registry = jvm.org.apache.spark.sql.catalyst.analysis.FunctionRegistry.builtin()
     found: dict[str, str] = {}
     names = registry.listFunction().iterator()
