@@ -106,7 +106,7 @@ def _compile(sql: str, schema: str | None, compile_block: Compile) -> tuple[Spjg
 
 
 def _labels(lattice: Lattice) -> Mapping[tuple[str, str], str]:
-    out = {}
+    out: dict[tuple[str, str], str] = {}
     for column in lattice.columns:
         if column.alias is None or column.column is None:
             continue

@@ -182,7 +182,8 @@ def agg_name(agg: ir.Agg) -> str:
 
 
 def _view_ranges(preds: Predicates, name: Namer) -> tuple[frozenset[Group], frozenset[Group]]:
-    strict, split = set(), set()
+    strict: set[Group] = set()
+    split: set[Group] = set()
     for (rep, kind), kept in preds.ranges.items():
         group = name(rep)
         if kept.is_all or group is None:

@@ -38,7 +38,8 @@ from mvlattice.mvrewrite.model_context import RewriteContext
 from mvlattice.mvrewrite.views import View
 from mvlattice.sql.spjg import Spjg
 
-GROUPED, ROWS = frozenset({"grouped"}), frozenset()
+GROUPED: frozenset[str] = frozenset({"grouped"})
+ROWS: frozenset[str] = frozenset()
 Node = SetIndex[Any]  # inner levels hold SetIndexes, the last one buckets of handles
 
 

@@ -34,7 +34,7 @@ def check(attempt: Attempt) -> Attempt | Rejection:
 def _available(attempt: Attempt) -> Available:
     assert attempt.query_preds is not None
     view = attempt.view_block
-    outputs = {}
+    outputs: dict[ir.Expr, ir.Column] = {}
     for output in view.outputs:
         if view.grouped and ir.has_agg(output.expr):
             continue  # only grouping outputs can be filtered, grouped or joined on

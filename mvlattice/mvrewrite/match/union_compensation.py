@@ -93,7 +93,9 @@ def _groups(attempt: Attempt, base: tuple[ir.Expr, ...]) -> Attempt | Rejection:
             "a union rewrite cannot combine DISTINCT aggregates from two branches",
         )
     key_names = tuple(f"_k{i}" for i in range(len(query.keys)))
-    view_parts, base_parts, outer_aggs = [], [], {}
+    view_parts: list[ir.Output] = []
+    base_parts: list[ir.Output] = []
+    outer_aggs = {}
     stored = view_aggregates(attempt) if _as_stored(attempt) else None
     for agg in query.aggregates:
         combined = []
