@@ -29,7 +29,7 @@ class Star:
     columns: tuple[LatticeColumn, ...]
 
 
-def parse_lattice_sql(sql: str) -> exp.Expression:
+def parse_lattice_sql(sql: str) -> exp.Expr:
     """Calcite writes lattice SQL with "double-quoted" identifiers; Spark users with backticks."""
     try:
         return sqlglot.parse_one(sql)
@@ -104,7 +104,11 @@ class _Builder:
         node = self._add_node(join.this, parent="?")
         if node is None:
             return
-        edge = self._edge_from_using(node, using) if using else self._edge_from_on(node, on)
+        if using:
+            edge = self._edge_from_using(node, using)
+        else:
+            assert on is not None  # refused above
+            edge = self._edge_from_on(node, on)
         if edge is None:
             return
         self.nodes[-1] = Node(node.alias, node.schema, node.table, parent=edge.source)
@@ -157,7 +161,7 @@ class _Builder:
         source_cols = tuple(self._column_in(source, c) or c for c in names)
         return Edge(source, node.alias, source_cols, tuple(c for c in target_cols if c))
 
-    def _edge_from_on(self, node: Node, on: exp.Expression) -> Edge | None:
+    def _edge_from_on(self, node: Node, on: exp.Expr) -> Edge | None:
         pairs: list[tuple[str, str, str]] = []  # (other alias, other column, node column)
         for conjunct in _conjuncts(on):
             pair = self._equi_pair(node, conjunct)
@@ -174,7 +178,7 @@ class _Builder:
             return None
         return Edge(pairs[0][0], node.alias, tuple(p[1] for p in pairs), tuple(p[2] for p in pairs))
 
-    def _equi_pair(self, node: Node, cond: exp.Expression) -> tuple[str, str, str] | None:
+    def _equi_pair(self, node: Node, cond: exp.Expr) -> tuple[str, str, str] | None:
         if not (
             isinstance(cond, exp.EQ)
             and isinstance(cond.left, exp.Column)
@@ -321,7 +325,7 @@ def _declared(columns_of: ColumnsOf, schema: str, table: str) -> bool:
     return lookup is not None and lookup(schema, table) is not None
 
 
-def _conjuncts(cond: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(cond: exp.Expr) -> list[exp.Expr]:
     if isinstance(cond, exp.And):
         return _conjuncts(cond.left) + _conjuncts(cond.right)
     if isinstance(cond, exp.Paren):

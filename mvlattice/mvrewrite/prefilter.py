@@ -45,7 +45,9 @@ class Summary:
             for c in block.conjuncts
             if isinstance(c, ir.Compare) and c.op == "="
             for side in (c.left, c.right)
-            if isinstance(c.left, ir.Column) and isinstance(c.right, ir.Column)
+            if isinstance(side, ir.Column)
+            and isinstance(c.left, ir.Column)
+            and isinstance(c.right, ir.Column)
         )
         return Summary(Counter(table_of.values()), keys, equated)
 
