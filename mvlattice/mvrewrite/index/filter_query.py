@@ -80,8 +80,9 @@ class QueryKeys:
         out = []
         for members in classes.groups:
             group = self._name(members[0])
-            tables = frozenset(self._name.tables.get(c.rel) for c in members)
-            if group is not None and None not in tables and self._super.single(group):
+            found = [self._name.tables.get(c.rel) for c in members]
+            tables = frozenset(t for t in found if t is not None)
+            if group is not None and None not in found and self._super.single(group):
                 out.append((tables, group))
         return tuple(out)
 

@@ -28,7 +28,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from mvlattice.mvrewrite.index.filter_keys import ViewKeys, groups_of, view_keys
 from mvlattice.mvrewrite.index.filter_query import QueryKeys
@@ -85,7 +85,7 @@ def _grouping(node: Node, probe: Probe) -> Iterator[tuple[frozenset, Probe]]:
 
 def _outputs(node: Node, probe: Probe) -> Iterator[tuple[frozenset, Probe]]:
     query, tables, grouped = probe.query, probe.tables, probe.view_grouped
-    needed = query.outputs(tables, grouped)
+    needed: frozenset[Hashable] = query.outputs(tables, grouped)
     if grouped:
         needed |= query.aggregates(tables)
     for key in node.supersets_of(needed):
@@ -146,7 +146,7 @@ class FilterTree:
         if found is None:
             return False
         path = tuple(level.key(found) for level in LEVELS)
-        node = self._root
+        node: Any = self._root  # SetIndexes down to the last level's bucket (a dict)
         for depth, key in enumerate(path):
             last = depth == len(LEVELS) - 1
             node = node.setdefault(key, dict if last else SetIndex)
@@ -211,11 +211,12 @@ class ContextIndex:
 
     context: RewriteContext
     tree: FilterTree
-    positions: dict[int, tuple[int, ...]]
+    positions: dict[int, tuple[int, ...]]  # view handle -> positions in context.views
 
     def candidates(self, query: Spjg) -> list[int]:
         """Positions in `context.views` of the candidate views, in order."""
-        found = [p for handle in self.tree.candidates(query) for p in self.positions[handle]]
+        handles = cast(list[int], self.tree.candidates(query))  # this index's handles are ints
+        found = [p for handle in handles for p in self.positions[handle]]
         return sorted(found)
 
 

@@ -114,8 +114,8 @@ def _direct(attempt: Attempt) -> dict[ir.Agg, ir.Expr] | None:
         if found is None and agg.func == "avg" and not agg.distinct:
             found_parts = [columns.get(canonical_in(attempt, p)) for p, _ in parts(agg)]
             if None not in found_parts:
-                found = average(attempt, agg, *found_parts)  # type: ignore[arg-type]
-                found = None if isinstance(found, Rejection) else found
+                averaged = average(attempt, agg, *found_parts)  # type: ignore[arg-type]
+                found = None if isinstance(averaged, Rejection) else averaged
         if found is None:
             return None
         out[agg] = found
