@@ -3,12 +3,10 @@
 The workload of a lattice is what its queries ask of it, read by the tile planner's own SQL
 mapper (`workload_asks.statement_asks`: each aggregate block's group-by and filtered columns
 as lattice labels), weighted by how often each query ran; the planner's weighted HRU96 greedy
-(`planner.plan_lattice`) picks the tiles. Two adaptations, both outside the mapper:
-
-- each query is mapped onto the part of the lattice its own star reads (`views`): a merged
-  lattice may read a table twice (two roles of a dimension, a self-join), which the mapper
-  treats as ambiguous, while each query read it once;
-- `SELECT DISTINCT cols` is handed over as `SELECT cols … GROUP BY cols`, which it means.
+(`planner.plan_lattice`) picks the tiles. One adaptation, outside the mapper: each query is
+mapped onto the part of the lattice its own star reads (`views`): a merged lattice may read a
+table twice (two roles of a dimension, a self-join), which the mapper treats as ambiguous,
+while each query read it once. (`SELECT DISTINCT cols` groups by cols in `sql.block_summary`.)
 
 Each chosen tile is credited with the queries it would answer — the smallest chosen tile
 holding all of a query's columns; tiles no query would read are dropped from the suggestion.
@@ -84,7 +82,7 @@ def lattice_asks(
         if aliases not in targets:
             targets[aliases] = target(_view(lattice, aliases))
         for tree in query.trees:
-            found = statement_asks(_distinct_as_group(tree), targets[aliases])
+            found = statement_asks(tree, targets[aliases])
             asks += [QueryAsk(query.id, query.weight, a.dimensions, a.filters) for a in found.asks]
     return tuple(asks)
 
@@ -177,21 +175,3 @@ def _view(lattice: Lattice, aliases: frozenset[str]) -> Lattice:
         edges=tuple(e for e in lattice.edges if e.target in aliases and e.source in aliases),
         columns=tuple(c for c in lattice.columns if c.alias is None or c.alias in aliases),
     )
-
-
-def _distinct_as_group(tree: exp.Expr) -> exp.Expr:
-    """SELECT DISTINCT a, b … (no GROUP BY, no aggregates) as SELECT a, b … GROUP BY a, b."""
-    plain = [
-        s
-        for s in tree.find_all(exp.Select)
-        if s.args.get("distinct") is not None and s.args.get("group") is None
-    ]
-    if not plain:
-        return tree
-    tree = tree.copy()
-    for select in tree.find_all(exp.Select):
-        if select.args.get("distinct") is not None and select.args.get("group") is None:
-            keys = [e.this if isinstance(e, exp.Alias) else e for e in select.expressions]
-            if keys and not any(isinstance(k, exp.Star) or k.find(exp.AggFunc) for k in keys):
-                select.set("group", exp.Group(expressions=[k.copy() for k in keys]))
-    return tree
