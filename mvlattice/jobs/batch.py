@@ -313,11 +313,10 @@ class _Batch:
             for target in built_targets(self.ctx, lattice.name):
                 table = self.ctx.reader.state(target.location)
                 record = table.record if table else None
-                if table and record and self._current(target, table, snapshot):
+                spec = target.spec  # built_targets lists tiles: each has its spec
+                if spec and table and record and self._current(target, table, snapshot):
                     found.append(
-                        Ancestor(
-                            target.name, target.location, target.spec, record.rows, table.version
-                        )
+                        Ancestor(target.name, target.location, spec, record.rows, table.version)
                     )
             self.ancestors[lattice.name] = found
         return self.ancestors[lattice.name]
