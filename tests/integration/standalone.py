@@ -7,12 +7,13 @@ import os
 import signal
 import socket
 import subprocess
-import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyspark
+
+from tests.support import wait_until
 
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 
@@ -94,18 +95,18 @@ class StandaloneCluster:
         )
 
     def _wait(self, ready, what: str, timeout: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def done() -> bool:
             try:
                 if ready(self.status()):
-                    return
+                    return True
             # ValueError: a master still starting answers /json/ with its HTML page.
             except (OSError, ValueError):
                 pass
             if any(p.poll() is not None for p in self.processes):
-                break
-            time.sleep(0.5)
-        raise RuntimeError(f"timed out waiting for {what}; logs in {self.workdir}")
+                raise RuntimeError(f"a Spark process ended before {what}; logs in {self.workdir}")
+            return False
+
+        wait_until(done, timeout, f"{what}; logs in {self.workdir}", interval=0.5)
 
     def stop(self) -> None:
         """Stop every process group, politely then firmly; safe to call twice."""

@@ -5,7 +5,6 @@ refresh succeeds."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,20 +20,12 @@ from tests.integration.test_jobs_support import (
     tile_name,
     write,
 )
+from tests.support import wait_until
 
 pytestmark = pytest.mark.spark
 
 SCHEMA = "jobs_kill"
 DIMS = ("brand", "category", "the_year", "the_month")
-
-
-def wait_for(predicate, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_killed_refresh_keeps_the_old_version(spark, warehouse: Path) -> None:
@@ -52,7 +43,11 @@ def test_killed_refresh_keeps_the_old_version(spark, warehouse: Path) -> None:
     spark.conf.set("spark.sql.files.maxRecordsPerFile", "1")  # one file per row: a slow write
     try:
         worker.start()
-        assert wait_for(lambda: set(location.glob("*.parquet")) - old_files, 600)
+        wait_until(
+            lambda: set(location.glob("*.parquet")) - old_files,
+            600,
+            lambda: f"the refresh to write data files (its result: {outcome.get('result')})",
+        )
         cancel(spark, tile)  # mid-write: data files exist, no commit yet
         worker.join(600)
     finally:

@@ -41,8 +41,10 @@ REFRESHER = textwrap.dedent("""
     ws.spark
     Path(me).touch()
     deadline = time.monotonic() + 600
-    while not Path(other).exists() and time.monotonic() < deadline:
-        time.sleep(0.005)
+    while not Path(other).exists():  # a barrier: both refresh at once
+        if time.monotonic() > deadline:
+            sys.exit("the other refresher was not ready after 600 s")
+        time.sleep(0.005)  # the polling interval (this child cannot import tests.support)
     print(json.dumps(ws.refresh(tile=tile).to_json()), flush=True)
 """)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from mvlattice.querylog.writer import (
     append_isolating,
     isolation_budget,
 )
+from tests.support import wait_until
 
 pytestmark = pytest.mark.spark
 NOW = time.time()
@@ -32,13 +32,6 @@ def request(n: int, *, age_days: float = 0.0, **changes: Any) -> Request:
                   kind="query", rewritten=False, views=(), latency_ms=1.0, outcome="ok",
                   model="shop")  # fmt: skip
     return Request(**(values | changes))
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 120.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return condition()
 
 
 def files(spark: Any, warehouse: Path) -> int:
@@ -54,7 +47,7 @@ def test_poisoned_records_do_not_stop_the_good_ones(spark: Any, tmp_path: Path) 
     writer = QueryLogWriter(spark, str(tmp_path), batch=4, interval=0.05, options=options).start()
     for item in (request(1), request(2, sql=deep), request(3, rewritten="yes"), request(4)):
         writer.record(item)  # the third: Spark's BOOLEAN would refuse it and the batch with it
-    assert wait_for(lambda: writer.written == 3)
+    wait_until(lambda: writer.written == 3, 120, "the 3 good records to be written", 0.05)
     writer.record(request(5))  # the writer goes on
     writer.close()
     logged = read_log(str(tmp_path), spark=spark)
@@ -106,7 +99,7 @@ def test_the_writer_prunes_at_start_and_blanks_literals(spark: Any, tmp_path: Pa
     querylog.append(spark, str(tmp_path), old)
     options = LogOptions(retention=DAY, literals="blank", prune_every=3600.0)
     writer = QueryLogWriter(spark, str(tmp_path), interval=0.05, options=options).start()
-    assert wait_for(lambda: writer.pruned == 3)
+    wait_until(lambda: writer.pruned == 3, 120, "the 3 old records to be pruned", 0.05)
     writer.record(request(1, sql="select a from t where s = 'secret' and n = 42"))
     writer.record(request(2, sql="select 'secret' from where", message="near 'secret'"))
     writer.close()

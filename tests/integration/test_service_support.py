@@ -3,6 +3,7 @@ model and data, and a small HTTP client. No tests here."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import signal
@@ -10,12 +11,13 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.support import move_next_run, wait_until
 
 TOKEN = "service-test-token-0123456789"
 MAX_BODY = 4096
@@ -50,8 +52,9 @@ schemas:
       - view: units_by_year
         table: units_by_year
         sql: select year, sum(units) as units from shop.sales group by year
-        refresh: {{cron: "* * * * *"}}
+        refresh: {{cron: "{cron}"}}
 """
+SCHEDULED = "shop.units_by_year"  # the model's one scheduled target, a materialization
 
 PRODUCT_DDL = "product_id INT, category STRING, brand STRING"
 SALES_DDL = "sale_id INT, product_id INT, year INT, units INT"
@@ -65,13 +68,14 @@ def sales(first: int, count: int) -> list[tuple]:
     return [(i, i % 10, 2020 + i % 2, i % 7) for i in range(first, first + count)]
 
 
-def make_shop(spark: Any, root: Path) -> Path:
-    """Delta tables under `root/data`, the model at `root/shop.yaml`; returns the model."""
+def make_shop(spark: Any, root: Path, cron: str = "* * * * *") -> Path:
+    """Delta tables under `root/data`, the model at `root/shop.yaml` (its materialization
+    refreshed on `cron`); returns the model."""
     data = root / "data"
     spark.createDataFrame(products(), PRODUCT_DDL).write.format("delta").save(str(data / "product"))
     spark.createDataFrame(sales(0, 200), SALES_DDL).write.format("delta").save(str(data / "sales"))
     model = root / "shop.yaml"
-    model.write_text(textwrap.dedent(MODEL.format(data=data)))
+    model.write_text(textwrap.dedent(MODEL.format(data=data, cron=cron)))
     (root / "token").write_text(TOKEN + "\n")
     return model
 
@@ -148,26 +152,50 @@ def start(
     out = log.open("w")
     process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     server = Server(f"http://127.0.0.1:{port}", process, log, warehouse, model)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
+
+    def healthy() -> bool:
         if process.poll() is not None:
             raise AssertionError(f"the server exited ({process.returncode}):\n{server.output()}")
         try:
-            if server.call("GET", "/healthz", token=None, timeout=5)[0] == 200:
-                return server
+            return server.call("GET", "/healthz", token=None, timeout=5)[0] == 200
         except OSError:
-            pass
-        time.sleep(1.0)
-    server.stop()
-    raise AssertionError(f"the server did not start in {wait:.0f} s:\n{server.output()}")
+            return False
+
+    try:
+        wait_until(healthy, wait, lambda: f"the server to start:\n{server.output()}", 0.2)
+    except AssertionError:
+        server.stop()
+        raise
+    return server
 
 
 def wait_for_job(server: Server, job_id: str, timeout: float = 600.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def finished() -> dict | None:
         status, job = server.call("GET", f"/v1/jobs/{job_id}")
         assert status == 200, job
-        if job["status"] in ("succeeded", "failed"):
-            return job
-        time.sleep(0.5)
-    raise AssertionError(f"job {job_id} did not finish in {timeout:.0f} s")
+        return job if job["status"] in ("succeeded", "failed") else None
+
+    return wait_until(finished, timeout, f"job {job_id} to finish", interval=0.2)
+
+
+def schedule_missed_run(model: Path, warehouse: Path, cron: str) -> None:
+    """Leave the job store of the scheduler that `serve` will run as if the service had been
+    down over a run of the materialization: the service makes that run as soon as it starts (a
+    missed run, within the grace time) instead of at a cron time. `cron` is the model's."""
+    from mvlattice.jobs.cron import ScheduledTarget
+    from mvlattice.jobs.scheduler import Scheduler, scheduler_key
+    from mvlattice.jobs.state import state_directory
+    from mvlattice.settings import resolve_warehouse
+
+    where = resolve_warehouse(warehouse)  # the job store and its key as `serve` finds them
+    store = state_directory(where) / "scheduler.sqlite"
+    target = ScheduledTarget("materialization", SCHEDULED, cron)
+
+    def not_here(_kind: str, _name: str) -> tuple[bool, str]:
+        return True, "not run"
+
+    seeding = Scheduler(scheduler_key(str(model), where), (target,), not_here, store)
+    seeding.start()  # stores the job as the service's scheduler will read it back
+    seeding.shutdown()
+    past = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=30)
+    move_next_run(store, seeding.job_id(target), past)

@@ -112,6 +112,7 @@ def test_a_hang_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
     monkeypatch.setattr(fuzz, "SECONDS", 1)
+    # The sleep is the hang under test: a rewrite that outlasts the 1 s limit (SIGALRM ends it).
     monkeypatch.setattr(fuzz, "rewrite", lambda *_a: time.sleep(5))
     with pytest.raises(fuzz.Hang):
         fuzz.check("SELECT 1", hr())

@@ -7,10 +7,7 @@ job store and its threads are real.
 from __future__ import annotations
 
 import datetime as dt
-import pickle
-import sqlite3
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ import pytest
 from mvlattice.jobs.cron import ScheduledTarget, cron_fields, day_names, scheduled_targets
 from mvlattice.jobs.scheduler import Scheduler, trigger_for
 from mvlattice.jobs.state import StateStore
+from tests.support import move_next_run, wait_until
 from tests.unit.test_jobs_support import shop_model
 
 NIGHTLY = ScheduledTarget("lattice", "star", "0 3 * * *")
@@ -84,15 +82,6 @@ def make(tmp_path: Path, targets, runner, **kw) -> Scheduler:
     return Scheduler("k", tuple(targets), runner, tmp_path / "jobs.sqlite", state=state, **kw)
 
 
-def wait_for(predicate, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def test_jobs_persist_across_restarts_and_follow_the_model(tmp_path: Path) -> None:
     first = make(tmp_path, [NIGHTLY, MV], Recorder())
     jobs = first.start()
@@ -110,48 +99,45 @@ def test_jobs_persist_across_restarts_and_follow_the_model(tmp_path: Path) -> No
     second.shutdown()
 
 
-def move_next_run(store: Path, job_id: str, when: dt.datetime) -> None:
-    """Edit the persisted job as if the process had been down over its scheduled time."""
-    db = sqlite3.connect(store)
-    try:
-        row = db.execute(
-            "SELECT job_state FROM apscheduler_jobs WHERE id = ?", (job_id,)
-        ).fetchone()
-        state = pickle.loads(row[0])
-        state["next_run_time"] = when
-        db.execute(
-            "UPDATE apscheduler_jobs SET next_run_time = ?, job_state = ? WHERE id = ?",
-            (when.timestamp(), pickle.dumps(state, pickle.HIGHEST_PROTOCOL), job_id),
-        )
-        db.commit()
-    finally:
-        db.close()
+def just_gone() -> ScheduledTarget:
+    """A target that was due at each of the last three minutes (UTC) and is next due in about
+    57 minutes: a job store stopped five minutes ago missed several of its runs, and no new
+    run comes while the test runs."""
+    minute = dt.datetime.now(dt.UTC).minute
+    minutes = ",".join(str((minute - n) % 60) for n in (3, 2, 1))
+    return ScheduledTarget("lattice", "star", f"{minutes} * * * *")
 
 
 def test_a_run_missed_while_stopped_runs_once_on_start(tmp_path: Path) -> None:
-    first = make(tmp_path, [NIGHTLY], Recorder())
+    target = just_gone()
+    first = make(tmp_path, [target], Recorder(), timezone=dt.UTC)
     first.start()
     first.shutdown()
     past = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
-    move_next_run(tmp_path / "jobs.sqlite", first.job_id(NIGHTLY), past)
+    move_next_run(tmp_path / "jobs.sqlite", first.job_id(target), past)
     runner = Recorder()
-    second = make(tmp_path, [NIGHTLY], runner, grace_seconds=3600)
+    second = make(tmp_path, [target], runner, grace_seconds=3600, timezone=dt.UTC)
     second.start()
     try:
-        assert wait_for(lambda: runner.calls == [("lattice", "star")])
-        time.sleep(0.3)
-        assert runner.calls == [("lattice", "star")]  # coalesced: once
+        wait_until(lambda: runner.calls, 10, "the missed run")
         assert second.jobs()[0].next_run > dt.datetime.now(dt.UTC)  # back on its schedule
     finally:
-        second.shutdown()
-    gone = make(tmp_path, [NIGHTLY], Recorder(), grace_seconds=60)
-    move_next_run(tmp_path / "jobs.sqlite", first.job_id(NIGHTLY), past)
+        second.shutdown()  # waits for the runs it started: every missed run is made by now
+    assert runner.calls == [("lattice", "star")]  # coalesced: once, not once per missed time
+    gone = make(tmp_path, [target], Recorder(), grace_seconds=30, timezone=dt.UTC)
+    move_next_run(tmp_path / "jobs.sqlite", first.job_id(target), past)
     late = Recorder()
     gone.runner = late
     gone.start()
-    time.sleep(0.5)
-    gone.shutdown()
-    assert late.calls == []  # missed by more than the grace time: skipped
+    try:  # the job's next run leaves the past once the scheduler has taken up the missed run
+        wait_until(
+            lambda: gone.jobs()[0].next_run > dt.datetime.now(dt.UTC),
+            10,
+            "the scheduler to take up the missed run",
+        )
+    finally:
+        gone.shutdown()  # waits for that run: made or skipped by now
+    assert late.calls == []  # missed by more than the grace time (all by over 60 s): skipped
 
 
 def test_failures_are_recorded_and_retried_with_backoff(tmp_path: Path) -> None:
@@ -160,7 +146,7 @@ def test_failures_are_recorded_and_retried_with_backoff(tmp_path: Path) -> None:
     scheduler.start()
     try:
         scheduler.run_now("lattice", "star")
-        assert wait_for(lambda: any(j.retry for j in scheduler.jobs()))
+        wait_until(lambda: any(j.retry for j in scheduler.jobs()), 10, "the retry job")
         retry = next(j for j in scheduler.jobs() if j.retry)
         delay = (retry.next_run - dt.datetime.now(dt.UTC)).total_seconds()
         assert 500 < delay <= 600
@@ -179,7 +165,7 @@ def test_never_two_runs_of_one_target_at_once(tmp_path: Path) -> None:
     scheduler = make(tmp_path, [NIGHTLY], runner)
     first = threading.Thread(target=scheduler.run_target, args=("lattice", "star", 0))
     first.start()
-    assert wait_for(lambda: len(runner.calls) == 1)
+    wait_until(lambda: len(runner.calls) == 1, 10, "the first run to start")
     assert scheduler.run_target("lattice", "star", 0) is False  # skipped, not queued
     runner.gate.set()
     first.join(10)

@@ -9,7 +9,6 @@ import socket
 import ssl
 import subprocess
 import threading
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from mvlattice.errors import QueryTimeoutError
 from mvlattice.http.app import create_app
 from mvlattice.http.backend import Answer
 from mvlattice.http.service import Service, Settings
+from tests.support import wait_until
 from tests.unit.test_service_http import LOCAL, FakeBackend
 
 
@@ -60,10 +60,7 @@ def _overload(backend: SlowBackend, service: Service, client: TestClient) -> Non
     first.start()
     assert backend.started.acquire(timeout=10)  # one runs
     second.start()
-    deadline = time.monotonic() + 10
-    while service.gate.queued < 1:  # one waits
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    wait_until(lambda: service.gate.queued >= 1, 10, "the second query to wait")  # one waits
     health = client.get("/healthz").json()
     assert health["status"] == "saturated" and health["queries"]["saturated"] is True
     refused = client.post("/v1/query", json={"sql": "select 1"})
@@ -144,10 +141,7 @@ def test_https_with_the_given_certificate(tmp_path: Path) -> None:
     try:
         context = ssl.create_default_context(cafile=str(cert))
         url = f"https://localhost:{port}/healthz"
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(lambda: server.started, 20, "the HTTPS server to start", interval=0.05)
         with urllib.request.urlopen(url, context=context, timeout=10) as response:
             assert json.loads(response.read())["status"] == "ok"
         with pytest.raises(OSError):  # plain HTTP is not spoken there

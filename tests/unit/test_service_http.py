@@ -4,7 +4,6 @@ gate, error mapping, row cap, jobs and their conflicts, query-log entries and me
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from mvlattice.http.backend import Answer, Rewritten
 from mvlattice.http.jobs import Scope
 from mvlattice.http.service import Service, Settings
 from mvlattice.querylog.log import Request
+from tests.support import wait_until
 
 TOKEN = "s3cret-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}", "X-Mvlattice-Request": "1"}
@@ -292,12 +292,11 @@ def test_lattices_and_tiles(client: TestClient) -> None:
 
 # -- jobs ------------------------------------------------------------------------------------------
 def wait_for(client: TestClient, job_id: str) -> dict:
-    for _ in range(200):
+    def done() -> dict | None:
         doc = client.get(f"/v1/jobs/{job_id}", headers=AUTH).json()
-        if doc["status"] in ("succeeded", "failed"):
-            return doc
-        time.sleep(0.02)
-    raise AssertionError(f"job {job_id} did not finish")
+        return doc if doc["status"] in ("succeeded", "failed") else None
+
+    return wait_until(done, 10, f"job {job_id} to finish", interval=0.02)
 
 
 def test_a_job_runs_in_the_background(client: TestClient, service: Service) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 from mvlattice.errors import ConflictError, NotFoundError, SqlError
 from mvlattice.http.jobs import JobRunner, Scope
 from mvlattice.http.metrics import Histogram, Metrics
+from tests.support import wait_until
 
 MODEL = Scope("shop")
 STAR = Scope("shop", "star")
@@ -41,12 +41,15 @@ def test_overlaps(a: Scope, b: Scope, overlap: bool) -> None:
 
 
 def finished(runner: JobRunner, job_id: str):
-    for _ in range(500):
+    def done():
         job = runner.get(job_id)
-        if not job.active:
-            return job
-        time.sleep(0.01)
-    raise AssertionError("job did not finish")
+        return None if job.active else job
+
+    return wait_until(done, 10, f"job {job_id} to finish")
+
+
+def running(runner: JobRunner, job_id: str) -> None:
+    wait_until(lambda: runner.get(job_id).status == "running", 10, f"job {job_id} to start")
 
 
 def test_jobs_run_and_report() -> None:
@@ -98,13 +101,16 @@ def test_unknown_jobs_are_not_found() -> None:
 def test_stop_waits_for_the_running_job_and_drops_queued_ones() -> None:
     gate = threading.Event()
     runner = JobRunner()
-    running = runner.submit("materialize", STAR, lambda: (gate.wait(10), {}))
-    while runner.get(running.id).status != "running":
-        time.sleep(0.01)
+    first = runner.submit("materialize", STAR, lambda: (gate.wait(10), {}))
+    running(runner, first.id)
     queued = runner.submit("materialize", CUBE, lambda: (True, {}))
-    threading.Timer(0.2, gate.set).start()
-    assert runner.stop(timeout=10) is True
-    assert runner.get(running.id).status == "succeeded"
+
+    def waiting() -> bool:  # asked while stop() waits for the running job: let it end then
+        gate.set()
+        return False  # and do not abandon it
+
+    assert runner.stop(timeout=10, abandon=waiting) is True
+    assert runner.get(first.id).status == "succeeded"
     assert runner.get(queued.id).error["code"] == "cancelled"
 
 
@@ -112,8 +118,7 @@ def test_stop_can_abandon_a_running_job() -> None:
     gate = threading.Event()
     runner = JobRunner()
     job = runner.submit("materialize", STAR, lambda: (gate.wait(10), {}))
-    while runner.get(job.id).status != "running":
-        time.sleep(0.01)
+    running(runner, job.id)
     assert runner.stop(abandon=lambda: True) is False
     gate.set()
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-import time
-from collections.abc import Callable
 
 import pytest
 
@@ -28,6 +26,7 @@ from mvlattice.sql.fingerprint import (
     normalize_sql,
     shape,
 )
+from tests.support import wait_until
 
 NO_PRUNING = LogOptions(prune_every=None)  # the fake append below has no table to prune
 
@@ -177,13 +176,6 @@ def test_close_writes_what_is_left(appends: Appends) -> None:
     assert sum(len(b) for b in appends.batches) == 5
 
 
-def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return condition()
-
-
 def writer(**kwargs) -> QueryLogWriter:
     values = {"options": NO_PRUNING, "interval": 0.01} | kwargs
     return QueryLogWriter(None, "/wh", **values)  # type: ignore[arg-type]
@@ -205,7 +197,7 @@ def test_a_table_that_keeps_failing_is_not_retried_forever(appends: Appends) -> 
     log = writer(batch=4, attempts=3).start()
     for n in range(4):
         log.record(request(n))
-    assert wait_for(lambda: log.rejected == 4)  # set aside, not retried forever
+    wait_until(lambda: log.rejected == 4, 10, "the records to be set aside, not retried forever")
     log.close()
     assert (log.written, log.rejected, log.pending) == (0, 4, 0)
     assert appends.calls == 7 + 2  # isolation's seven appends, then two plain retries
