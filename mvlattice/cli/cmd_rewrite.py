@@ -20,16 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--explain", action="store_true", help="say, for every view, why it was or was not used"
     )
-    p.add_argument(
-        "--no-index",
-        action="store_true",
-        help="match every view, not only the filter tree's candidates (same result; slower)",
-    )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help='print {"rewritten", "sql", "materializations", "explain": [...]}',
-    )
+    params.no_index_option(p)
+    params.json_option(p, 'print {"rewritten", "sql", "materializations", "explain": [...]}')
     params.spark_options(p)
     p.set_defaults(handler=rewrite)
 
@@ -37,15 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     params.model_argument(p)
     p.add_argument("query", help="the SQL query (SELECT or WITH; tables as schema.table)")
     p.add_argument("--no-rewrite", action="store_true", help="run the query as written")
-    p.add_argument(
-        "--no-index",
-        action="store_true",
-        help="match every view, not only the filter tree's candidates (same result; slower)",
-    )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help='print {"columns", "rows", "rewritten", "materializations", "elapsed_ms"}',
+    params.no_index_option(p)
+    params.json_option(
+        p, 'print {"columns", "rows", "rewritten", "materializations", "elapsed_ms"}'
     )
     p.add_argument("--limit", type=params.whole_number, default=None, help="return at most N rows")
     p.add_argument(

@@ -23,6 +23,14 @@ def json_option(p: argparse.ArgumentParser, text: str = "print a JSON document")
     p.add_argument("--json", action="store_true", help=text)
 
 
+def no_index_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-index",
+        action="store_true",
+        help="match every view, not only the filter tree's candidates (same result; slower)",
+    )
+
+
 def spark_options(p: argparse.ArgumentParser) -> None:
     """--warehouse, --master and --conf: where the tables are and the Spark that reads them."""
     p.add_argument(
