@@ -285,6 +285,7 @@ class Workspace:
         runner: Runner | None = None,
         *,
         tree: exp.Query | None = None,
+        engine: str = "auto",
     ) -> QueryResult:
         """Run a query, rewritten first unless `rewrite=False`; a mvrewrite QueryResult
         (columns, rows, the RewriteResult, elapsed_ms). Views used get their hit counted.

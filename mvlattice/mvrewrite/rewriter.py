@@ -91,6 +91,13 @@ class RewriteResult:
         }
 
 
+class Engine(StrEnum):
+    """Who answered a query (the values are the JSON contract)."""
+
+    LOCAL = "local"  # the tile engine: DuckDB in the driver over tiles' Delta snapshots
+    SPARK = "spark"
+
+
 @dataclass(frozen=True, slots=True)
 class QueryResult:
     """A query run (`Workspace.query`): its rows, and how it was rewritten before running."""
@@ -99,6 +106,9 @@ class QueryResult:
     rows: tuple[tuple[Any, ...], ...]
     rewrite: RewriteResult
     elapsed_ms: float  # rewriting and running
+    engine: Engine = Engine.SPARK  # who answered: the tile engine in the driver, or Spark
+    # Why Spark answered a rewritten query rather than the tile engine ("" when local did).
+    engine_reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,6 +117,8 @@ class QueryResult:
             "rewritten": self.rewrite.rewritten,
             "materializations": list(self.rewrite.materializations),
             "elapsed_ms": round(self.elapsed_ms, 1),
+            "engine": str(self.engine),
+            "engine_reason": self.engine_reason,
         }
 
 
