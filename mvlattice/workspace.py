@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mvlattice.document import read_document
-from mvlattice.errors import JobError, MvlatticeError, SqlError
+from mvlattice.errors import JobError, MvlatticeError, SqlError, UsageError
 from mvlattice.model.loader import Model, Table, load_model
 from mvlattice.model.spark_tables import register_tables
 from mvlattice.settings import resolve_warehouse
@@ -16,10 +18,15 @@ from mvlattice.spark import build_session, resolve_master, spark_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
     from sqlglot import exp
 
+    from mvlattice.engine.refusal import Refusal
+    from mvlattice.engine.tile_engine import Describe, LocalAnswer, TileEngine
     from mvlattice.jobs.batch import BatchResult, Progress
-    from mvlattice.jobs.catalog import CatalogAvailability, CatalogEntry
+    from mvlattice.jobs.catalog import ApprovedSnapshot, CatalogAvailability, CatalogEntry
+    from mvlattice.jobs.hits import HitCounter
+    from mvlattice.jobs.tables import TableReader
     from mvlattice.lattice.lattice import Lattice
     from mvlattice.lattice.statistic_provider import StatisticProvider
     from mvlattice.model.checks import Violation
@@ -31,6 +38,7 @@ if TYPE_CHECKING:
     from mvlattice.statistics.profile import Profile
 
 
+ENGINES = ("auto", "spark")
 # Runs the SQL a query comes to: (sql, row limit) -> (columns, rows).
 Runner = Callable[[str, int | None], tuple[list[str], list[tuple[Any, ...]]]]
 # Hears one line of what a long step does (the planner, the statistics provider).
@@ -57,6 +65,11 @@ class Workspace:
         self._model_conf = peek.get("conf", {})
         self.model: Model = load_model(self.model_path, self.warehouse, self._columns_via_spark)
         self._registered = False
+        self._tile_engine: TileEngine | None = None
+        self._reader: TableReader | None = None
+        self._hits: HitCounter | None = None
+        self._known_tables: set[tuple[str, str]] = set()  # registered in Spark's catalog here
+        atexit.register(self._flush_quietly)
 
     # -- Spark ----------------------------------------------------------------------------
     @property
@@ -240,6 +253,7 @@ class Workspace:
         """The tile catalog: a tuple of jobs CatalogEntry (status, rows, versions, hits)."""
         from mvlattice.jobs.api import tiles
 
+        self.flush_hits()
         return tiles(self.spark, self.model, self.warehouse, lattice)
 
     def profile(
@@ -271,10 +285,17 @@ class Workspace:
         come from the tile catalog; unsupported SQL comes back unrewritten with the reason.
         `use_index=False` matches every view, not only the filter tree's candidates. `tree`:
         `sql` already parsed (`sql.parse.parse_query`), so that a request parses once."""
+        return self._rewrite(sql, explain, use_index, tree)[0]
+
+    def _rewrite(
+        self, sql: str, explain: bool, use_index: bool, tree: exp.Query | None
+    ) -> tuple[RewriteResult, CatalogAvailability]:
+        """The rewrite, and the freshness it was decided on (whose approved snapshots are
+        the ones a reader outside Spark may read)."""
         from mvlattice.mvrewrite.rewriter import rewrite
 
         context, availability = self._rewrite_views()
-        return rewrite(sql, context, availability, explain, use_index, tree=tree)
+        return rewrite(sql, context, availability, explain, use_index, tree=tree), availability
 
     def query(
         self,
@@ -286,35 +307,99 @@ class Workspace:
         *,
         tree: exp.Query | None = None,
         engine: str = "auto",
+        describe: Describe | None = None,
     ) -> QueryResult:
         """Run a query, rewritten first unless `rewrite=False`; a mvrewrite QueryResult
-        (columns, rows, the RewriteResult, elapsed_ms). Views used get their hit counted.
-        `runner(sql, limit)` runs the SQL that results (the service's sandbox); by default it
-        runs on this workspace's session as the user's own SQL. `tree`: `sql` already parsed
+        (columns, rows, the RewriteResult, elapsed_ms, and which engine answered). Views used
+        get their hit counted. `engine`: `auto` lets the tile engine answer a rewritten query
+        that reads only small fresh tiles (in the driver, with Spark's semantics), `spark`
+        runs everything on Spark. `runner(sql, limit)` runs the SQL that results on Spark (the
+        service's sandbox); by default it runs on this workspace's session as the user's own
+        SQL. With a runner, the tile engine answers only when `describe(sql)` (the sandbox's
+        check, returning Spark's output schema) is given too. `tree`: `sql` already parsed
         (`sql.parse.parse_query`; it is qualified in place), so that a request parses once."""
         import time
 
-        from mvlattice.mvrewrite.rewriter import QueryResult, RewriteResult
+        from mvlattice.mvrewrite.rewriter import Engine, QueryResult, RewriteResult
         from mvlattice.sql.parse import parse_query
 
+        if engine not in ENGINES:
+            raise UsageError(f"unknown engine '{engine}'; engines: {', '.join(ENGINES)}")
         start = time.perf_counter()
-        if tree is None:
-            tree = parse_query(sql)  # only queries: anything else is a UsageError / SqlError
-        result = (
-            self.rewrite(sql, explain=False, use_index=use_index, tree=tree)
-            if rewrite
-            else RewriteResult(False, sql, ())
-        )
-        if result.rewritten:
-            self._register_used(result.materializations)
-        if runner is None:
-            columns, rows = self.collect(self.sql(result.sql), limit)
+        availability = None
+        if rewrite:
+            result, availability = self._rewrite(sql, False, use_index, tree)
         else:
-            columns, rows = runner(result.sql, limit)
+            if tree is None:
+                parse_query(sql)  # only queries: anything else is a UsageError / SqlError
+            result = RewriteResult(False, sql, ())
+        local, reason = None, _spark_reason(result.rewritten, engine)
+        if not reason and runner is not None and describe is None:
+            reason = "the caller runs queries on Spark itself"
+        if not reason and availability is not None:
+            local, reason = self._answer_locally(result, availability, limit, describe)
+        if local is not None:
+            columns, rows = list(local.columns), list(local.rows)
+        else:
+            if availability is not None and result.rewritten:
+                self._register_used(availability, result.materializations)
+            if runner is None:
+                columns, rows = self.collect(self.sql(result.sql), limit)
+            else:
+                columns, rows = runner(result.sql, limit)
         elapsed = (time.perf_counter() - start) * 1000
-        if result.rewritten:
-            self._count_hits(result.materializations)
-        return QueryResult(tuple(columns), tuple(rows), result, elapsed)
+        if availability is not None and result.rewritten:
+            self._count_hits(availability, result.materializations)
+        answered = Engine.LOCAL if local is not None else Engine.SPARK
+        return QueryResult(tuple(columns), tuple(rows), result, elapsed, answered, reason)
+
+    def _answer_locally(
+        self,
+        result: RewriteResult,
+        availability: CatalogAvailability,
+        limit: int | None,
+        describe: Describe | None,
+    ) -> tuple[LocalAnswer | None, str]:
+        """The tile engine's answer to a rewritten query, else None and why Spark answers."""
+        from mvlattice.engine.refusal import Refusal
+
+        approved = self._approved(availability, result.materializations)
+        if isinstance(approved, Refusal):
+            return None, approved.reason
+        answer = self.tile_engine.answer(
+            result.sql, approved, describe or self._describe, limit
+        )
+        if isinstance(answer, Refusal):
+            return None, answer.reason
+        return answer, ""
+
+    def _approved(
+        self, availability: CatalogAvailability, names: tuple[str, ...]
+    ) -> dict[str, ApprovedSnapshot] | Refusal:
+        """The snapshot freshness approved of each view the rewrite reads."""
+        from mvlattice.engine.refusal import Refusal
+
+        approved = availability.approved
+        found = {}
+        for name in names:
+            table = self._table_of(name).lower()
+            if table not in approved:
+                return Refusal(f"freshness approved no snapshot of {table}")
+            found[table] = approved[table]
+        return found
+
+    def _describe(self, sql: str) -> StructType:
+        return self.sql(sql).schema
+
+    @property
+    def tile_engine(self) -> TileEngine:
+        """The in-driver engine for small tiles (made on first use, one per workspace)."""
+        engine = getattr(self, "_tile_engine", None)
+        if engine is None:
+            from mvlattice.engine.tile_engine import TileEngine
+
+            engine = self._tile_engine = TileEngine(self.model.fast_path)
+        return engine
 
     def _rewrite_views(self) -> tuple[RewriteContext, CatalogAvailability]:
         """Tiles (declared, built, planned) with row counts, and their freshness, from the
@@ -322,36 +407,69 @@ class Workspace:
         from mvlattice.jobs.catalog import CatalogAvailability, model_targets
         from mvlattice.mvrewrite.context import cached_context
 
-        availability = CatalogAvailability(self.spark, self.model, self.warehouse)
+        reader, hits = self._catalog_readers()
+        availability = CatalogAvailability(
+            self.spark, self.model, self.warehouse, reader=reader, hits=hits
+        )
         targets = model_targets(availability.ctx)
         tiles = tuple(dict.fromkeys(t.spec for t in targets if t.spec is not None))
         rows = tuple(sorted((t.name, float(t.estimated_rows)) for t in targets if t.estimated_rows))
-        self._availability = availability
         return cached_context(self.model, tiles, rows), availability
 
-    def _register_used(self, names: tuple[str, ...]) -> None:
+    def _catalog_readers(self) -> tuple[TableReader, HitCounter]:
+        """One table reader (it caches tables' states by Delta version) and one hit counter
+        (it writes hits in batches) for every request of this workspace."""
+        if self._hits is None:
+            from mvlattice.jobs.hits import HitCounter
+            from mvlattice.jobs.state import StateStore
+            from mvlattice.jobs.tables import TableReader
+
+            self._reader = TableReader(self.spark)
+            self._hits = HitCounter(StateStore.for_warehouse(self.warehouse))
+        assert self._reader is not None
+        return self._reader, self._hits
+
+    def _table_of(self, view: str) -> str:
+        """The table a view used by a rewrite is stored in (a materialization's name is not)."""
+        for m in self.model.materializations:
+            if m.name == view:
+                return f"{m.schema}.{m.table}"
+        return view
+
+    def _register_used(self, availability: CatalogAvailability, names: tuple[str, ...]) -> None:
         """Register the tiles a rewrite reads that this session's catalog lacks: built after
         it started, by another process too (`mvlattice refresh` while `serve` runs). The
         service's sandbox session shares this catalog."""
         from mvlattice.jobs.registration import ensure_registered
 
-        availability = getattr(self, "_availability", None)
-        if availability is None or not hasattr(availability, "target"):
-            return
-        tables = {m.name: f"{m.schema}.{m.table}" for m in self.model.materializations}
         for name in names:
-            target = availability.target(tables.get(name, name))
-            if target is not None:
-                ensure_registered(self.spark, target.name, target.location, self.warehouse)
+            target = availability.target(self._table_of(name))
+            if target is None or (target.name, target.location) in self._known_tables:
+                continue
+            ensure_registered(self.spark, target.name, target.location, self.warehouse)
+            self._known_tables.add((target.name, target.location))
 
-    def _count_hits(self, names: tuple[str, ...]) -> None:
-        availability = getattr(self, "_availability", None)
-        tables = {m.name: f"{m.schema}.{m.table}" for m in self.model.materializations}
+    def _count_hits(self, availability: CatalogAvailability, names: tuple[str, ...]) -> None:
         for name in names:
-            if availability is not None and hasattr(availability, "record_hit"):
-                availability.record_hit(tables.get(name, name))
+            availability.record_hit(self._table_of(name))
+
+    def _flush_quietly(self) -> None:
+        with contextlib.suppress(Exception):
+            self.flush_hits()
+
+    def flush_hits(self) -> None:
+        """Write the hits counted so far to the state store (the catalog reads them there)."""
+        if self._hits is not None:
+            self._hits.flush()
 
     def close(self) -> None:
+        with contextlib.suppress(Exception):  # a state store gone: the hits are lost, no more
+            self.flush_hits()
+        atexit.unregister(self._flush_quietly)
+        engine = getattr(self, "_tile_engine", None)
+        if engine is not None:
+            engine.close()
+            self._tile_engine = None
         if self._spark is not None:
             self._spark.stop()
             self._spark = None
@@ -397,6 +515,15 @@ def _peek_settings(path: Path) -> dict[str, Any]:
     if isinstance(doc.get("warehouse"), str):
         out["warehouse"] = doc["warehouse"]
     return out
+
+
+def _spark_reason(rewritten: bool, engine: str) -> str:
+    """Why Spark answers whatever the tile engine could do ("" when it may try)."""
+    if engine == "spark":
+        return "the engine asked for is spark"
+    if not rewritten:
+        return "the query reads base tables"
+    return ""
 
 
 def _first_line(exc: BaseException) -> str:

@@ -21,6 +21,7 @@ from mvlattice.jobs.availability import ViewCode, ViewState
 from mvlattice.jobs.build import definition_of
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.freshness import Assessment, Facts, assess, attempt_running, interrupted
+from mvlattice.jobs.hits import HitCounter
 from mvlattice.jobs.naming import TILE_DATABASE, is_tile_table_name, lattice_prefix
 from mvlattice.jobs.record import Version, iso, spec_from_json
 from mvlattice.jobs.registration import ensure_registered
@@ -254,6 +255,16 @@ def catalog(ctx: JobContext, lattice: str | None = None) -> tuple[CatalogEntry, 
 
 
 # -- the rewriter's interface ------------------------------------------------------------------
+@dataclass(kw_only=True, frozen=True, slots=True)
+class ApprovedSnapshot:
+    """The Delta version of a view's table that freshness approved, and its size."""
+
+    location: str
+    version: int
+    rows: int | None
+    size_bytes: int | None
+
+
 class CatalogAvailability:
     """`mvlattice.jobs.availability.Availability` from the tile catalog: whether the view
     stored in a table may be read now (FRESH, STALE_ACCEPTED within maxStaleness, STALE,
@@ -266,11 +277,20 @@ class CatalogAvailability:
         warehouse: str | None = None,
         store: StateStore | None = None,
         clock: Callable[[], float] = time.time,
+        *,
+        reader: TableReader | None = None,
+        hits: HitCounter | None = None,
     ) -> None:
+        """`reader`: one kept across requests (it caches tables' states by version); `hits`:
+        where hits go in batches (else one store transaction each)."""
         where = warehouse or model.warehouse
-        self.ctx = JobContext(
-            spark, model, where, store or StateStore.for_warehouse(where), TableReader(spark), clock
-        )
+        store = store or (hits.store if hits is not None else StateStore.for_warehouse(where))
+        self.ctx = JobContext(spark, model, where, store, reader or TableReader(spark), clock)
+        self.hits = hits
+        self._names: dict[str, str] = {}  # table (lower case) -> its target's name
+        # table (lower case) -> the snapshot its usable state was decided on: the one version
+        # a reader outside Spark (the tile engine) may read.
+        self.approved: dict[str, ApprovedSnapshot] = {}
 
     def state(self, table: str) -> ViewState:
         target = self.target(table)
@@ -278,11 +298,28 @@ class CatalogAvailability:
             return ViewState(
                 False, ViewCode.MISSING, f"{table} is not a tile or materialization here"
             )
-        return inspect(self.ctx, target).assessment.view
+        self._names[table.lower()] = target.name
+        seen = inspect(self.ctx, target)
+        view = seen.assessment.view
+        if view.usable and seen.table is not None:
+            record = seen.table.record
+            self.approved[table.lower()] = ApprovedSnapshot(
+                location=target.location,
+                version=seen.table.version,
+                rows=record.rows if record is not None else None,
+                size_bytes=seen.table.size_bytes,
+            )
+        return view
 
     def record_hit(self, table: str) -> None:
-        target = self.target(table)
-        self.ctx.store.record_hit(target.name if target else table, self.ctx.clock())
+        name = self._names.get(table.lower())
+        if name is None:
+            target = self.target(table)
+            name = target.name if target else table
+        if self.hits is not None:
+            self.hits.add(name)
+        else:
+            self.ctx.store.record_hit(name, self.ctx.clock())
 
     def target(self, table: str) -> Target | None:
         wanted = table.lower()

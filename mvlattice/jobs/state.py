@@ -15,7 +15,7 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,6 +166,17 @@ class StateStore:
                 "INSERT INTO usage VALUES (?, 1, ?) ON CONFLICT(target) DO UPDATE SET "
                 "hits = hits + 1, last_used = max(last_used, excluded.last_used)",
                 (target, when),
+            )
+
+    def record_hits(self, hits: Mapping[str, tuple[int, float]]) -> None:
+        """Many targets' hits in one transaction: target -> (hits, last used)."""
+        if not hits:
+            return
+        with self._db() as db:
+            db.executemany(
+                "INSERT INTO usage VALUES (?, ?, ?) ON CONFLICT(target) DO UPDATE SET "
+                "hits = hits + excluded.hits, last_used = max(last_used, excluded.last_used)",
+                [(target, count, when) for target, (count, when) in hits.items()],
             )
 
     def usage(self, target: str) -> Usage | None:

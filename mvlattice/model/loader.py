@@ -15,6 +15,7 @@ from typing import Any
 from mvlattice.delta.columns import delta_log_columns
 from mvlattice.document import Problems, child, read_document, suggest
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.model.fast_path import FastPath, parse_fast_path
 from mvlattice.model.lattices import (
     Materialization,
     parse_lattices,
@@ -85,6 +86,7 @@ class Model:
     materializations: tuple[Materialization, ...] = ()
     spark: SparkSettings = field(default_factory=SparkSettings)
     vacuum_retention_seconds: float | None = None  # root `vacuum: {retention}`: the default
+    fast_path: FastPath = field(default_factory=FastPath)  # what the tile engine answers
 
     @property
     def tables(self) -> tuple[Table, ...]:
@@ -158,6 +160,7 @@ def load_model(
     lattices = parse_lattices(root, default_schema, columns, problems)
     materializations = parse_materializations(root, default_schema, columns, problems)
     retention = parse_vacuum(root, "", problems)
+    fast_path = parse_fast_path(root, problems)
     problems.raise_if_any()
     return Model(
         file=str(path),
@@ -169,6 +172,7 @@ def load_model(
         materializations=materializations,
         spark=spark,
         vacuum_retention_seconds=retention,
+        fast_path=fast_path,
     )
 
 
@@ -181,6 +185,7 @@ ROOT_KEYS = (
     "spark",
     "warehouse",
     "vacuum",
+    "fast_path",
 )
 SCHEMA_KEYS = ("name", "type", "location", "database", "tables", "lattices", "materializations")
 TABLE_KEYS = (

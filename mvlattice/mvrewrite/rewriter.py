@@ -137,8 +137,6 @@ def rewrite(
     same decisions, slower). Explanations give every view its reason, so with `explain=True`
     every view is matched too. `tree` is `sql` as `parse_query` returned it, for a caller that
     parsed it already (one parse per request); it is qualified in place, so not reusable."""
-    if tree is None:
-        tree = parse_query(sql)
     try:
         return _rewrite_parsed(sql, tree, context, availability, explain, use_index)
     except RecursionError:
@@ -150,17 +148,15 @@ def rewrite(
 
 def _rewrite_parsed(
     sql: str,
-    tree: exp.Query,
+    tree: exp.Query | None,
     context: RewriteContext,
     availability: Availability | None,
     explain: bool,
     use_index: bool,
 ) -> RewriteResult:
-    names = output_names(tree)
-    try:
-        qualified = qualify_query(tree, context.schema, context.default_db)
-    except UnsupportedSqlError as exc:
-        note = Explanation(None, NOT_REWRITABLE, _reason(exc), str(exc))
+    names, qualified = qualified_query(sql, tree, context)
+    if isinstance(qualified, UnsupportedSqlError):
+        note = Explanation(None, NOT_REWRITABLE, _reason(qualified), str(qualified))
         return RewriteResult(False, sql, (), (note,) if explain else ())
     session = _Session(context, availability or AllUsable(), explain, use_index)
     result = rewrite_tree(qualified, session.block)
@@ -171,6 +167,38 @@ def _rewrite_parsed(
     return RewriteResult(
         True, pretty(result), tuple(dict.fromkeys(session.used)), tuple(session.notes)
     )
+
+
+_QUALIFIED_KEPT = 1024
+
+
+def qualified_query(
+    sql: str, tree: exp.Query | None, context: RewriteContext
+) -> tuple[tuple[str, ...] | None, exp.Query | UnsupportedSqlError]:
+    """The query's output names and its tree qualified against the context's schema (a copy
+    of one kept per query text), or why it cannot be qualified. Raises SqlError / UsageError
+    for text that is not one query."""
+    cache = context.qualified
+    found = cache.get(sql)
+    if found is None:
+        tree = tree if tree is not None else parse_query(sql)
+        names = output_names(tree)
+        try:
+            qualified: exp.Query | UnsupportedSqlError = qualify_query(
+                tree, context.schema, context.default_db
+            )
+        except UnsupportedSqlError as exc:
+            qualified = exc
+        found = (names, qualified)
+        cache[sql] = found
+        while len(cache) > _QUALIFIED_KEPT:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(sql)
+    names, qualified = found
+    if isinstance(qualified, exp.Query):
+        qualified = qualified.copy()  # the rewrite mutates it
+    return names, qualified
 
 
 class _Session:

@@ -1,0 +1,210 @@
+"""`TileEngine.answer`: a rewritten query answered in the driver, or a `Refusal` saying why
+Spark must answer it.
+
+The query may read only tables whose snapshot freshness approved (`ApprovedSnapshot`: the one
+version read, never a newer or older one), each local, and none larger than the model's
+`fast_path` bounds. It is transpiled (`transpile`), run by DuckDB over the snapshots' Arrow
+data (`TileCache`), and its result typed as Spark's analyzer types the same SQL (`describe`,
+asked once per SQL and versions). DuckDB runs with no access to files or the network: the
+registered tiles are all it can read.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mvlattice.delta import storage
+from mvlattice.engine.refusal import Refusal
+from mvlattice.engine.results import spark_rows
+from mvlattice.engine.tile_cache import TileCache
+from mvlattice.engine.transpile import Source, Transpiled, to_duckdb
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
+
+    from mvlattice.jobs.catalog import ApprovedSnapshot
+    from mvlattice.model.fast_path import FastPath
+
+# Spark's output schema of a SQL text (analysis only, no job): the types the answer must have.
+Describe = Callable[[str], "StructType"]
+
+_PLANS = 512  # transpiled queries and Spark schemas kept, by SQL and versions
+
+
+@dataclass(frozen=True, slots=True)
+class LocalAnswer:
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    transpiled: Transpiled
+    schema: StructType
+
+
+class TileEngine:
+    def __init__(self, fast_path: FastPath, threads: int = 1) -> None:
+        self.fast_path = fast_path
+        self.cache = TileCache(fast_path.cache_bytes)
+        self._threads = threads
+        self._db: Any = None
+        self._lock = threading.Lock()
+        self._plans: OrderedDict[tuple, _Plan | Refusal] = OrderedDict()
+
+    def answer(
+        self,
+        sql: str,
+        approved: Mapping[str, ApprovedSnapshot],
+        describe: Describe,
+        limit: int | None = None,
+    ) -> LocalAnswer | Refusal:
+        """`approved`: table (lower case) -> the snapshot freshness approved, for every table
+        the rewrite decided to read."""
+        if not self.fast_path.enabled:
+            return Refusal("the tile engine is off for this model (fast_path)")
+        unfit = self._unfit(approved)
+        if unfit is not None:
+            return unfit
+        key = (sql, tuple(sorted((name, snap.version) for name, snap in approved.items())))
+        plan = self._plan(key, sql, approved, describe)
+        if isinstance(plan, Refusal):
+            return plan
+        return self._run(plan, approved, limit)
+
+    def _unfit(self, approved: Mapping[str, ApprovedSnapshot]) -> Refusal | None:
+        bounds = self.fast_path
+        for name, snap in approved.items():
+            if storage.local_path(snap.location) is None:
+                return Refusal(f"{name} is not on a local file system")
+            if snap.rows is None or snap.rows > bounds.max_rows:
+                return Refusal(f"{name} has more than fast_path.max_rows ({bounds.max_rows:,})")
+            if snap.size_bytes is None or snap.size_bytes > bounds.max_bytes:
+                return Refusal(f"{name} is larger than fast_path.max_bytes ({bounds.max_bytes:,})")
+        return None
+
+    def _plan(
+        self,
+        key: tuple,
+        sql: str,
+        approved: Mapping[str, ApprovedSnapshot],
+        describe: Describe,
+    ) -> _Plan | Refusal:
+        with self._lock:
+            found = self._plans.get(key)
+            if found is not None:
+                self._plans.move_to_end(key)
+                return found
+        plan = self._make_plan(sql, approved, describe)
+        with self._lock:
+            self._plans[key] = plan
+            while len(self._plans) > _PLANS:
+                self._plans.popitem(last=False)
+        return plan
+
+    def _make_plan(
+        self, sql: str, approved: Mapping[str, ApprovedSnapshot], describe: Describe
+    ) -> _Plan | Refusal:
+        sources: dict[str, Source] = {}
+        for i, (name, snap) in enumerate(sorted(approved.items())):
+            try:
+                table = self.cache.table(snap.location, snap.version)
+            except Exception as exc:  # noqa: BLE001 - delta-rs cannot read it: Spark can
+                return Refusal(f"delta-rs cannot read {name}: {_first_line(exc)}")
+            sources[name] = Source(f"tile_{i}", _spark_types(table))
+        transpiled = to_duckdb(sql, sources)
+        if isinstance(transpiled, Refusal):
+            return transpiled
+        schema = describe(sql)  # raises what Spark's analyzer raises: the caller's error
+        return _Plan(transpiled, schema)
+
+    def _run(
+        self, plan: _Plan, approved: Mapping[str, ApprovedSnapshot], limit: int | None
+    ) -> LocalAnswer | Refusal:
+        import duckdb
+
+        cursor = self._database().cursor()
+        try:
+            for i, (name, snap) in enumerate(sorted(approved.items())):
+                if name in plan.transpiled.tables:
+                    cursor.register(f"tile_{i}", self.cache.table(snap.location, snap.version))
+            relation = cursor.sql(plan.transpiled.sql)
+            types = [str(t) for t in relation.types]
+            rows = relation.fetchmany(limit) if limit is not None else relation.fetchall()
+        except duckdb.Error as exc:
+            # A failure here (overflow, division by zero, a bad cast) is one Spark reports in
+            # its own words: let Spark answer.
+            return Refusal(f"DuckDB failed ({_first_line(exc)}); Spark answers instead")
+        finally:
+            cursor.close()
+        converted = spark_rows(rows, types, plan.schema)
+        if isinstance(converted, Refusal):
+            return converted
+        return LocalAnswer(tuple(plan.schema.names), tuple(converted))
+
+    def _database(self) -> Any:  # noqa: ANN401 - duckdb.DuckDBPyConnection, imported lazily
+        with self._lock:
+            if self._db is None:
+                import duckdb
+
+                self._db = duckdb.connect(
+                    config={
+                        "enable_external_access": False,
+                        "threads": self._threads,
+                        "memory_limit": f"{max(1, self.fast_path.cache_bytes >> 20)}MB",
+                    }
+                )
+            return self._db
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+        self.cache.clear()
+
+
+def _spark_types(table: pa.Table) -> dict[str, str]:
+    """Arrow column types as the Spark SQL types sqlglot understands (unknown ones left out:
+    a query that reads them is refused)."""
+    import pyarrow as pa
+
+    found = {}
+    for field in table.schema:
+        t = field.type
+        if pa.types.is_int8(t):
+            kind = "TINYINT"
+        elif pa.types.is_int16(t):
+            kind = "SMALLINT"
+        elif pa.types.is_int32(t):
+            kind = "INT"
+        elif pa.types.is_int64(t):
+            kind = "BIGINT"
+        elif pa.types.is_float32(t):
+            kind = "FLOAT"
+        elif pa.types.is_float64(t):
+            kind = "DOUBLE"
+        elif pa.types.is_decimal(t):
+            kind = f"DECIMAL({t.precision}, {t.scale})"
+        elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+            kind = "STRING"
+        elif pa.types.is_boolean(t):
+            kind = "BOOLEAN"
+        elif pa.types.is_date32(t):
+            kind = "DATE"
+        elif pa.types.is_timestamp(t):
+            kind = "TIMESTAMP" if t.tz else "TIMESTAMP_NTZ"
+        else:
+            continue
+        found[field.name.lower()] = kind
+    return found
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
