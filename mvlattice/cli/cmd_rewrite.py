@@ -6,6 +6,7 @@ import argparse
 import time
 
 from mvlattice.cli import params
+from mvlattice.mvrewrite.rewriter import Engine, QueryResult
 from mvlattice.output import dumps, table
 from mvlattice.sql.parse import parse_query
 from mvlattice.workspace import Workspace
@@ -31,8 +32,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-rewrite", action="store_true", help="run the query as written")
     params.no_index_option(p)
     params.json_option(
-        p, 'print {"columns", "rows", "rewritten", "materializations", "elapsed_ms"}'
+        p,
+        'print {"columns", "rows", "rewritten", "materializations", "elapsed_ms", "engine", '
+        '"engine_reason"}',
     )
+    params.engine_option(p)
     p.add_argument("--limit", type=params.whole_number, default=None, help="return at most N rows")
     p.add_argument(
         "--no-log",
@@ -71,6 +75,7 @@ def query(args: argparse.Namespace) -> int:
         limit=args.limit,
         use_index=not args.no_index,
         tree=tree,
+        engine=args.engine,
     )
     if not args.no_log:
         _log(ws, args, started, result)
@@ -79,11 +84,18 @@ def query(args: argparse.Namespace) -> int:
         return 0
     print(table(list(result.columns), list(result.rows)))
     used = ", ".join(result.rewrite.materializations) or "base tables"
-    print(f"-- read {used}; {result.elapsed_ms:.0f} ms")
+    print(f"-- read {used} {answered_by(result)}; {result.elapsed_ms:.0f} ms")
     return 0
 
 
-def _log(ws: Workspace, args: argparse.Namespace, started: float, result) -> None:
+def answered_by(result: QueryResult) -> str:
+    """'on the tile engine' or 'on Spark', with why Spark answered a rewritten query."""
+    if result.engine == Engine.LOCAL:
+        return "on the tile engine"
+    return f"on Spark ({result.engine_reason})" if result.engine_reason else "on Spark"
+
+
+def _log(ws: Workspace, args: argparse.Namespace, started: float, result: QueryResult) -> None:
     """Record the query as the service would, so `materialize` can plan for what is asked."""
     from mvlattice.errors import Outcome
     from mvlattice.querylog.log import Request, log_now
@@ -99,5 +111,6 @@ def _log(ws: Workspace, args: argparse.Namespace, started: float, result) -> Non
         outcome=Outcome.OK,
         source="cli",
         model=str(args.model),
+        engine=str(result.engine),
     )
     log_now(ws.spark, ws.warehouse, [request])

@@ -71,6 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tls-cert", help="PEM certificate file: serve HTTPS (needed off loopback)")
     p.add_argument("--tls-key", help="PEM private key file of --tls-cert")
     p.add_argument("--no-scheduler", action="store_true", help="do not run scheduled refreshes")
+    params.engine_option(p)
     p.add_argument(
         "--query-log-retention",
         type=retention_argument,
@@ -129,6 +130,7 @@ def serve(args: argparse.Namespace) -> int:
         max_queries=max(1, args.max_queries),
         max_waiting=args.max_waiting,
         max_response_bytes=args.max_response_bytes,
+        engine=args.engine,
     )
     log_options = LogOptions(retention=args.query_log_retention, literals=args.query_log_literals)
     server.serve(workspaces, host=args.host, port=args.port, settings=settings,
@@ -159,6 +161,7 @@ def log(args: argparse.Namespace) -> int:
         "outcome",
         "rewritten",
         "views",
+        "engine",
         "ms",
         "fingerprint",
         "sql",
@@ -171,6 +174,7 @@ def log(args: argparse.Namespace) -> int:
             r.outcome,
             "yes" if r.rewritten else "no",
             ",".join(r.views),
+            r.engine,
             round(r.latency_ms, 1),
             r.fingerprint,
             r.sql if len(r.sql) <= SQL_WIDTH else r.sql[: SQL_WIDTH - 1] + "…",

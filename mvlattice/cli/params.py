@@ -31,6 +31,20 @@ def no_index_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+ENGINES = ("auto", "spark")  # `Workspace.query(engine=…)`: what may answer a query
+
+
+def engine_option(p: argparse.ArgumentParser) -> None:
+    """--engine auto|spark (`query` and `serve`)."""
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="who answers: 'auto' lets the tile engine (in the driver) answer small "
+        "queries that read only tiles, else Spark; 'spark' always Spark (default auto)",
+    )
+
+
 def spark_options(p: argparse.ArgumentParser) -> None:
     """--warehouse, --master and --conf: where the tables are and the Spark that reads them."""
     p.add_argument(

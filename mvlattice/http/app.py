@@ -131,8 +131,10 @@ def _query_routes(app: FastAPI, service: Service) -> None:
             raise
         if req.rewrite:
             service.metrics.rewrite(_outcome(out.rewritten), out.rewrite_seconds)
+        service.metrics.answered(out.engine)
         service.log("query", req.sql, out.model, started, rewritten=out.rewritten,
-                    views=out.materializations, outcome=Outcome.OK)  # fmt: skip
+                    views=out.materializations, outcome=Outcome.OK,
+                    engine=out.engine)  # fmt: skip
         return Response(payload, media_type="application/json")
 
 
@@ -187,6 +189,8 @@ def answer_bytes(out: Any, limit: int, started: float, max_bytes: int) -> bytes:
         "sql": out.sql,
         "model": out.model,
         "elapsed_ms": _ms(started),
+        "engine": out.engine,
+        "engine_reason": out.engine_reason,
     }
     return json_bytes(head)[:-1] + b', "rows": [' + b",".join(rows) + b"]}"
 

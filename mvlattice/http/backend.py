@@ -33,6 +33,8 @@ class Answer:
     materializations: tuple[str, ...]
     sql: str  # what ran
     rewrite_seconds: float | None = None  # the rewriting part of the time, when known
+    engine: str = "spark"  # who answered: local (the tile engine) | spark
+    engine_reason: str = ""  # why Spark answered a rewritten query ("" when local did)
 
 
 class Backend(Protocol):

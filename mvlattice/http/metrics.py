@@ -6,6 +6,7 @@ Counters and one histogram, guarded by a lock; `render()` writes the text `GET /
 - `mvlattice_rewrites_total{outcome}`: rewritten | not_rewritten | error (rewrite and query)
 - `mvlattice_rewrite_hit_ratio`: rewritten / (rewritten + not_rewritten)
 - `mvlattice_rewrite_latency_seconds`: histogram of rewrite time (requests that rewrite)
+- `mvlattice_queries_total{engine}`: queries answered, by who answered (local | spark)
 - `mvlattice_refreshes_total{trigger, outcome}`: refresh and materialize runs (http, schedule)
 - `mvlattice_query_log_pending`, `mvlattice_query_log_dropped_total`: the query log's writer
 """
@@ -50,6 +51,7 @@ class Metrics:
         self.requests: dict[tuple[str, str, str], int] = {}
         self.rewrites = dict.fromkeys(REWRITE_OUTCOMES, 0)
         self.refreshes: dict[tuple[str, str], int] = {}
+        self.answers: dict[str, int] = {}  # engine -> queries it answered
         self.latency = Histogram()
         self.gauges: dict[str, Callable[[], float]] = {}
 
@@ -65,6 +67,11 @@ class Metrics:
             if seconds is not None:
                 self.latency.observe(seconds)
 
+    def answered(self, engine: str) -> None:
+        """One query answered, by `engine` (local: the tile engine; spark)."""
+        with self._lock:
+            self.answers[engine] = self.answers.get(engine, 0) + 1
+
     def refresh(self, trigger: str, outcome: str) -> None:
         with self._lock:
             key = (trigger, outcome)
@@ -76,7 +83,10 @@ class Metrics:
 
     def render(self) -> str:
         with self._lock:
-            lines = self._requests() + self._rewrites() + self._refreshes() + self._gauges()
+            lines = (
+                self._requests() + self._rewrites() + self._answers() + self._refreshes()
+                + self._gauges()
+            )  # fmt: skip
         return "\n".join(lines) + "\n"
 
     def _requests(self) -> list[str]:
@@ -95,6 +105,13 @@ class Metrics:
         latency = "mvlattice_rewrite_latency_seconds"
         out += _head(latency, "histogram", "time spent rewriting SQL")
         return out + self.latency.lines(latency)
+
+    def _answers(self) -> list[str]:
+        name = "mvlattice_queries_total"
+        out = _head(name, "counter", "queries answered, by the engine that answered")
+        # both engines always, so that a rate of either is defined from the start
+        counts = {"local": 0, "spark": 0} | self.answers
+        return out + [f"{name}{_labels(engine=k)} {v}" for k, v in sorted(counts.items())]
 
     def _refreshes(self) -> list[str]:
         name = "mvlattice_refreshes_total"

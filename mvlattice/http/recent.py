@@ -48,6 +48,7 @@ class Recent:
             "latency_ms": round(r.latency_ms, 3),
             "outcome": r.outcome,
             "message": r.message,
+            "engine": r.engine,
             "explain": None if self.explain is None else [dict(e) for e in self.explain],
             "explained_later": self.explained_later,
         }

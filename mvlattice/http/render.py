@@ -25,7 +25,8 @@ def rewrite_document(result: Any, explain: bool) -> dict[str, Any]:
 
 def answer_of(model: str, result: Any, limit: int) -> Answer:
     """A `Workspace.query` QueryResult (asked for limit + 1 rows) as an Answer of at most
-    `limit` rows; what ran and which views it read come from its RewriteResult."""
+    `limit` rows; what ran and which views it read come from its RewriteResult, who answered
+    from its `engine` (a result without one: Spark)."""
     rows = [tuple(r) for r in _field(result, "rows")]
     how = _field(result, "rewrite") or result
     return Answer(
@@ -37,6 +38,8 @@ def answer_of(model: str, result: Any, limit: int) -> Answer:
         materializations=tuple(str(m) for m in _field(how, "materializations") or ()),
         sql=str(_field(how, "sql")),
         rewrite_seconds=None,
+        engine=str(_field(result, "engine") or "spark"),
+        engine_reason=str(_field(result, "engine_reason") or ""),
     )
 
 

@@ -59,6 +59,8 @@ class QueryResponse(BaseModel):
     sql: str
     model: str
     elapsed_ms: float
+    engine: str = Field(description="who answered: local (the tile engine) | spark")
+    engine_reason: str = Field(description="why Spark answered a rewritten query ('' if local)")
 
 
 class ErrorDetail(BaseModel):
@@ -121,6 +123,7 @@ class LoggedQuery(BaseModel):
     latency_ms: float
     outcome: str
     message: str | None
+    engine: str = Field(description="who answered a query: local | spark ('' for a rewrite)")
     explain: list[Explanation] | None
     explained_later: bool
 

@@ -40,9 +40,10 @@ class Runtime:
         log_interval: float = 2.0,
         query_timeout: float = 60.0,
         log_options: LogOptions | None = None,
+        engine: str = "auto",
     ):
         self.workspaces = dict(workspaces)
-        self.backend = WorkspaceBackend(self.workspaces, query_timeout)
+        self.backend = WorkspaceBackend(self.workspaces, query_timeout, engine)
         self.metrics = Metrics()
         self.say = say
         self.log_interval = log_interval
@@ -197,8 +198,9 @@ def serve(
     check_binding(host, settings.token, tls is not None)
     check_port(host, port)
     runtime = Runtime(
-        workspaces, say, query_timeout=settings.query_timeout, log_options=log_options
-    )
+        workspaces, say, query_timeout=settings.query_timeout, log_options=log_options,
+        engine=settings.engine,
+    )  # fmt: skip
     runtime.service = service = Service(
         runtime.backend, settings, runtime.metrics, record=runtime.record,
         schedule=runtime.schedule,

@@ -31,6 +31,7 @@ class Settings:
     max_queries: int = 4  # queries running at once
     max_waiting: int = 64  # queries waiting for a slot; beyond it: 503 + Retry-After
     max_response_bytes: int = 16 << 20  # a query answer's JSON; rows beyond it are cut
+    engine: str = "auto"  # who may answer /v1/query: auto (the tile engine when it can) | spark
 
 
 @dataclass

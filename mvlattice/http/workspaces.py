@@ -29,11 +29,17 @@ T = TypeVar("T")
 
 
 class WorkspaceBackend:
-    def __init__(self, workspaces: Mapping[str, Workspace], query_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        workspaces: Mapping[str, Workspace],
+        query_timeout: float = 60.0,
+        engine: str = "auto",
+    ) -> None:
         if not workspaces:
             raise UsageError("no model to serve")
         self.workspaces = dict(workspaces)
         self.query_timeout = query_timeout
+        self.engine = engine  # `serve --engine`: auto (the tile engine when it can) | spark
         self._sandboxes: dict[str, Sandbox] = {}
         self._ready = False
         self._plans: dict[tuple[str, str], dict[str, Any]] = {}
@@ -81,7 +87,8 @@ class WorkspaceBackend:
         def run(text: str, rows: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
             return self._sandbox(name, ws).run(text, rows, cancel)
 
-        return answer_of(name, ws.query(sql, rewrite=rewrite, limit=limit + 1, runner=run), limit)
+        result = ws.query(sql, rewrite=rewrite, limit=limit + 1, runner=run, engine=self.engine)
+        return answer_of(name, result, limit)
 
     def _sandbox(self, name: str, ws: Workspace) -> Sandbox:
         if name not in self._sandboxes:  # a backend used before start()

@@ -3,7 +3,9 @@
 Location `<warehouse>/_mvlattice/query_log`; one row per request with its time (UTC), the
 normalized SQL, the fingerprint of its shape (literals blanked, see `fingerprint`), the kind of
 request, whether it was rewritten and onto which views, latency, outcome (`ok` or an error
-code), source (`http`, `cli`), model, a message and `sql_form`, which says what `sql` holds:
+code), source (`http`, `cli`), model, a message, `engine` (who answered a query: `local`, the
+tile engine, or `spark`; empty for a rewrite, a failed request and rows written before the column
+existed) and `sql_form`, which says what `sql` holds:
 
 - `full`: the normalized SQL (rows written before the column existed read as `full`);
 - `blanked`: literals replaced by `?` (`serve --query-log-literals blank`; the message, which
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
 SCHEMA = (
     "time TIMESTAMP, sql STRING, fingerprint STRING, kind STRING, rewritten BOOLEAN, "
     "views ARRAY<STRING>, latency_ms DOUBLE, outcome STRING, source STRING, model STRING, "
-    "message STRING, sql_form STRING"
+    "message STRING, sql_form STRING, engine STRING"
 )
 COLUMNS = tuple(part.split()[0] for part in SCHEMA.split(", "))
 MAX_SQL_BYTES = 64 * 1024  # a log row is a workload sample, not an archive of request bodies
@@ -61,6 +63,7 @@ class Request:
     source: str = "http"  # http | cli
     model: str = ""
     message: str | None = None
+    engine: str = ""  # who answered a query: local | spark ("" for a rewrite or a failure)
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -79,13 +82,15 @@ class LogRecord:
     model: str
     message: str | None
     sql_form: str = "full"  # full | blanked | truncated | omitted (see the module's docstring)
+    engine: str = ""  # local | spark; "" when nothing ran or the row predates the column
 
     def __post_init__(self) -> None:
         # Checked here, on the writer thread, so that a malformed record is set aside alone
         # instead of making Spark refuse the whole batch it would have been appended with.
         aware = isinstance(self.time, dt.datetime) and self.time.tzinfo is not None
         _check(aware, "time must be a timezone-aware datetime")
-        texts = (self.sql, self.fingerprint, self.kind, self.outcome, self.source, self.model)
+        texts = (self.sql, self.fingerprint, self.kind, self.outcome, self.source, self.model,
+                 self.engine)  # fmt: skip
         _check(all(isinstance(t, str) for t in texts), "text fields must be strings")
         _check(self.message is None or isinstance(self.message, str), "message must be text")
         _check(isinstance(self.rewritten, bool), "rewritten must be a bool")
@@ -127,6 +132,7 @@ def to_record(request: Request, literals: Literals = "keep") -> LogRecord:
         model=request.model,
         message=message,
         sql_form="truncated" if cut else form,
+        engine=str(request.engine or ""),  # an Engine is plain text in the table
     )
 
 
@@ -149,7 +155,7 @@ def append(spark: SparkSession, warehouse: str, records: Iterable[LogRecord]) ->
     if rows:
         frame = spark.createDataFrame(rows, SCHEMA).coalesce(1)  # one small file per batch
         writer = frame.write.format("delta").mode("append")
-        # mergeSchema: a table written before `sql_form` existed gains the column
+        # mergeSchema: a table written before `sql_form` or `engine` existed gains the column
         writer.option("mergeSchema", "true").save(log_location(warehouse))
     return len(rows)
 
@@ -257,8 +263,8 @@ def _record(row: dict[str, Any]) -> LogRecord:
     values: dict[str, Any] = {c: row.get(c) for c in COLUMNS}
     values["time"], values["views"] = when, tuple(row.get("views") or ())
     values["sql"], values["sql_form"] = values["sql"] or "", values["sql_form"] or "full"
-    for name in ("fingerprint", "kind", "outcome", "source", "model"):
-        values[name] = values[name] or ""  # a row another writer left null stays readable
+    for name in ("fingerprint", "kind", "outcome", "source", "model", "engine"):
+        values[name] = values[name] or ""  # null, or a column the table predates, reads ""
     values["rewritten"] = bool(values["rewritten"])
     values["latency_ms"] = float(values["latency_ms"] or 0.0)
     return LogRecord(**values)

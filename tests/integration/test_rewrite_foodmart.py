@@ -95,4 +95,31 @@ def test_cli_rewrite_and_query(ws: Workspace, model_file: Path, foodmart: Path, 
     assert document["columns"] == ["the_year", "the_month", "c"]
     assert len(document["rows"]) == 3 and document["rewritten"] is True
     assert document["elapsed_ms"] > 0
+    assert document["engine"] in ("local", "spark") and "engine_reason" in document
     assert main(["query", str(model_file), "UPDATE x SET a = 1", "--warehouse", str(foodmart)]) == 2
+
+
+def test_cli_query_says_which_engine_answered_and_logs_it(
+    ws: Workspace, model_file: Path, foodmart: Path, capsys
+) -> None:
+    sql = QUERY.replace(" as c ", " as engine_c ")  # its own text, to find its log entries
+    common = [str(model_file), sql, "--warehouse", str(foodmart), "--engine", "spark"]
+    assert main(["query", *common, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["rewritten"] is True and document["engine"] == "spark"
+    assert isinstance(document["engine_reason"], str)
+    assert len(document["rows"]) == 12
+    assert main(["query", *common]) == 0
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last.startswith(f"-- read {tile_qualified_name(TILE)} on Spark") and last.endswith(" ms")
+    assert main(["query", *common, "--no-rewrite", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["engine"] == "spark"
+
+    assert main(["log", str(model_file), "--warehouse", str(foodmart), "--json"]) == 0
+    entries = [e for e in json.loads(capsys.readouterr().out)["entries"] if "engine_c" in e["sql"]]
+    assert [(e["source"], e["rewritten"], e["engine"]) for e in entries] == [
+        ("cli", True, "spark"), ("cli", True, "spark"), ("cli", False, "spark")
+    ]  # fmt: skip
+    assert main(["log", str(model_file), "--warehouse", str(foodmart), "--limit", "1"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert header[header.index("views") + 1] == "engine"

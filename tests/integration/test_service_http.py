@@ -214,6 +214,33 @@ def test_query_rows_are_bounded(server: Server) -> None:
     assert (doc["row_count"], doc["truncated"]) == (3, False)
 
 
+def test_query_answers_and_the_logs_say_which_engine_answered(
+    spark, server: Server, built: dict
+) -> None:
+    marked = "select sale_id, units as engine_marker from shop.sales where sale_id < 4"
+    status, base = server.call("POST", "/v1/query", {"sql": marked})
+    assert status == 200 and base["rewritten"] is False and base["row_count"] == 4, base
+    assert base["engine"] == "spark"  # base tables: only Spark reads them
+    assert isinstance(base["engine_reason"], str)
+    status, hit = server.call("POST", "/v1/query", {"sql": BY_CATEGORY})
+    assert status == 200 and hit["rewritten"] is True, hit
+    assert hit["engine"] in ("local", "spark") and isinstance(hit["engine_reason"], str)
+    status, doc = server.call("GET", "/v1/querylog?limit=2")
+    assert [(e["sql"], e["engine"]) for e in doc["entries"]] == [
+        (BY_CATEGORY, hit["engine"]), (marked, "spark")
+    ]  # fmt: skip
+    status, text = server.call("GET", "/metrics")
+    assert 'mvlattice_queries_total{engine="spark"}' in text
+    assert 'mvlattice_queries_total{engine="local"}' in text
+
+    def logged() -> list:
+        found = read_log(str(server.warehouse), spark=spark)
+        return [r for r in found if "engine_marker" in r.sql]
+
+    (record,) = wait_until(logged, 120, "the marked query in the query log", 0.5)
+    assert (record.kind, record.source, record.engine) == ("query", "http", "spark")
+
+
 def test_the_catalog_counts_hits_of_queries(server: Server, built: dict) -> None:
     def hits() -> int:
         status, doc = server.call("GET", "/v1/tiles?lattice=star")
@@ -338,6 +365,9 @@ def test_a_stop_is_clean_and_the_query_log_complete(spark, server: Server) -> No
     # even a request (no `sql`) are refused before they could be logged
     assert all(r.latency_ms > 0 for r in log)
     assert {r.model for r in log if r.outcome == "ok"} == {"shop"}
+    answered = {r.engine for r in log if r.kind == "query" and r.outcome == "ok"}
+    assert "spark" in answered and answered <= {"local", "spark"}
+    assert {r.engine for r in log if r.kind == "rewrite" or r.outcome != "ok"} == {""}
     workload = query_log_sql(str(server.warehouse), spark=spark)
     assert BY_CATEGORY in {" ".join(s.split()).lower() for s in workload} or any(
         "sum(s.units)" in s.lower() for s in workload)  # fmt: skip

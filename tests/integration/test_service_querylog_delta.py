@@ -1,6 +1,6 @@
 """The query log against real Spark and Delta: poisoned records are set aside while the good ones
 land, retention deletes old records and compacts the files, literals can be blanked, and a table
-written before `sql_form` existed still takes appends and reads."""
+written before `sql_form` (or `engine`) existed still takes appends and reads."""
 
 from __future__ import annotations
 
@@ -112,9 +112,9 @@ def test_the_writer_prunes_at_start_and_blanks_literals(spark: Any, tmp_path: Pa
 
 
 def test_a_table_from_before_sql_form_takes_appends(spark: Any, tmp_path: Path) -> None:
-    old_schema = querylog.SCHEMA.removesuffix(", sql_form STRING")
+    old_schema = querylog.SCHEMA.removesuffix(", sql_form STRING, engine STRING")
     record = to_record(request(1))
-    row = record.row()[:-1]
+    row = record.row()[:-2]
     location = querylog.log_location(str(tmp_path))
     spark.createDataFrame([row], old_schema).write.format("delta").save(location)
     long = dataclasses.replace(to_record(request(2)), sql="select 1", sql_form="truncated")
@@ -123,3 +123,23 @@ def test_a_table_from_before_sql_form_takes_appends(spark: Any, tmp_path: Path) 
     assert [r.sql_form for r in logged] == ["full", "truncated"]
     assert querylog.query_log_sql(str(tmp_path), spark=spark) == [record.sql]
     assert [e["sql"] for e in querylog.table_records(location)] == [record.sql]
+
+
+def test_a_table_from_before_engine_takes_appends_and_reads(spark: Any, tmp_path: Path) -> None:
+    old_schema = querylog.SCHEMA.removesuffix(", engine STRING")
+    old = to_record(request(1))
+    location = querylog.log_location(str(tmp_path))
+    spark.createDataFrame([old.row()[:-1]], old_schema).write.format("delta").save(location)
+    assert [r.engine for r in read_log(str(tmp_path), spark=spark)] == [""]  # no column yet
+    querylog.append(spark, str(tmp_path), [to_record(request(2, engine="spark"))])
+    writer = QueryLogWriter(spark, str(tmp_path), interval=0.05,
+                            options=LogOptions(prune_every=None)).start()  # fmt: skip
+    writer.record(request(3, engine="local"))
+    writer.record(request(4, kind="rewrite"))
+    writer.close()
+    logged = read_log(str(tmp_path), spark=spark)
+    assert [(r.sql[-1], r.engine) for r in logged] == [
+        ("1", ""), ("2", "spark"), ("3", "local"), ("4", "")
+    ]  # fmt: skip
+    columns = spark.read.format("delta").load(location).columns
+    assert columns[-1] == "engine" and len(columns) == len(querylog.COLUMNS)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from mvlattice.cli import cmd_rewrite
 from mvlattice.cli.main import build_parser, main
+from mvlattice.mvrewrite.rewriter import Engine, QueryResult, RewriteResult
 
 
 @pytest.mark.parametrize("command", ["rewrite", "query"])
@@ -29,3 +31,44 @@ def test_the_commands_and_their_options_are_registered() -> None:
     assert args.explain and args.json and args.handler.__name__ == "rewrite"
     args = parser.parse_args(["query", "m.yaml", "SELECT 1", "--no-rewrite", "--limit", "5"])
     assert args.no_rewrite and args.limit == 5 and args.handler.__name__ == "query"
+
+
+@pytest.mark.parametrize("command", [["query", "m.yaml", "SELECT 1"], ["serve", "m.yaml"]])
+def test_engine_is_auto_unless_spark_is_asked(command: list[str], capsys) -> None:
+    parser = build_parser()
+    assert parser.parse_args(command).engine == "auto"
+    assert parser.parse_args([*command, "--engine", "spark"]).engine == "spark"
+    with pytest.raises(SystemExit) as exit_:
+        parser.parse_args([*command, "--engine", "duckdb"])
+    assert exit_.value.code == 2
+    assert "invalid choice: 'duckdb' (choose from" in capsys.readouterr().err
+
+
+def result(engine: Engine, reason: str = "", views: tuple[str, ...] = ()) -> QueryResult:
+    how = RewriteResult(bool(views), "select 1", views)
+    return QueryResult(("n",), ((1,),), how, 4.2, engine, reason)
+
+
+def test_the_text_answer_says_which_engine_answered(monkeypatch, capsys) -> None:
+    answers = iter([
+        result(Engine.LOCAL, views=("mvlattice.t1",)),
+        result(Engine.SPARK, "the tile is larger than the tile engine reads", ("mvlattice.t1",)),
+        result(Engine.SPARK),
+    ])  # fmt: skip
+    asked: list[str] = []
+
+    class Stub:
+        def query(self, sql: str, **options) -> QueryResult:
+            asked.append(options["engine"])
+            return next(answers)
+
+    monkeypatch.setattr(cmd_rewrite.params, "workspace", lambda args: Stub())
+    for extra in ([], ["--engine", "spark"], []):
+        assert main(["query", "m.yaml", "select n from t", "--no-log", *extra]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("-- ")]
+    assert lines == [
+        "-- read mvlattice.t1 on the tile engine; 4 ms",
+        "-- read mvlattice.t1 on Spark (the tile is larger than the tile engine reads); 4 ms",
+        "-- read base tables on Spark; 4 ms",
+    ]
+    assert asked == ["auto", "spark", "auto"]

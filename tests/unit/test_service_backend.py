@@ -13,7 +13,7 @@ from mvlattice.errors import ConflictError, NotFoundError, SqlError, UsageError
 from mvlattice.http.jobs import Scope
 from mvlattice.http.workspaces import WorkspaceBackend
 from mvlattice.lattice.lattice import Lattice, LatticeColumn, Measure, Node, TileSpec
-from mvlattice.mvrewrite.rewriter import Explanation, QueryResult, RewriteResult
+from mvlattice.mvrewrite.rewriter import Engine, Explanation, QueryResult, RewriteResult
 
 
 def lattice(name: str) -> Lattice:
@@ -32,6 +32,7 @@ class StubWorkspace:
     lattices: tuple[Lattice, ...]
     entries: tuple[Any, ...] = ()
     queries: list = field(default_factory=list)
+    engines: list[str] = field(default_factory=list)  # the engine= of each query
 
     @property
     def model(self) -> Any:
@@ -47,12 +48,24 @@ class StubWorkspace:
         return RewriteResult(False, sql, ())
 
     def query(
-        self, sql: str, rewrite: bool = True, limit: int | None = None, runner: Any = None
+        self,
+        sql: str,
+        rewrite: bool = True,
+        limit: int | None = None,
+        runner: Any = None,
+        *,
+        engine: str = "auto",
     ) -> QueryResult:
         self.queries.append((sql, rewrite, limit))
+        self.engines.append(engine)
         how = self.rewrite(sql) if rewrite else RewriteResult(False, sql, ())
         rows = tuple((i,) for i in range(10))[:limit]
-        return QueryResult(("n",), rows, how, 1.0)
+        # a stand-in: "auto" lets the tile engine answer what reads a view
+        local = engine == "auto" and how.rewritten
+        if local:
+            return QueryResult(("n",), rows, how, 1.0, Engine.LOCAL)
+        why = "" if not how.rewritten else "the service runs with --engine spark"
+        return QueryResult(("n",), rows, how, 1.0, Engine.SPARK, why)
 
     def tiles(self, lattice: str | None = None) -> tuple[Any, ...]:
         return tuple(e for e in self.entries if lattice is None or e.lattice == lattice)
@@ -106,6 +119,30 @@ def test_a_query_runs_where_it_rewrites_with_one_row_more(backend: WorkspaceBack
     assert backend.workspaces["hr"].queries == [("select n from emps", True, 4)]
     plain = backend.query("select n from emps", False, 20, None)
     assert (plain.model, plain.rewritten, plain.truncated) == ("sales", False, False)
+
+
+def test_a_query_runs_on_the_served_engine_and_says_who_answered(
+    backend: WorkspaceBackend,
+) -> None:
+    answer = backend.query("select n from emps", True, 3, None)
+    assert (answer.engine, answer.engine_reason) == ("local", "")
+    assert backend.workspaces["hr"].engines == ["auto"]  # type: ignore[attr-defined]
+    plain = backend.query("select n from emps", False, 3, "hr")
+    assert (plain.engine, plain.engine_reason) == ("spark", "")
+    forced = WorkspaceBackend(backend.workspaces, engine="spark")
+    answer = forced.query("select n from emps", True, 3, "hr")
+    assert (answer.engine, answer.engine_reason) == (
+        "spark",
+        "the service runs with --engine spark",
+    )
+    assert backend.workspaces["hr"].engines[-1] == "spark"  # type: ignore[attr-defined]
+
+
+def test_a_result_without_an_engine_is_spark() -> None:
+    from mvlattice.http.render import answer_of
+
+    answer = answer_of("m", {"columns": ["n"], "rows": [(1,)], "rewritten": False, "sql": "x"}, 5)
+    assert (answer.engine, answer.engine_reason) == ("spark", "")
 
 
 def test_lattice_names_are_looked_up_in_every_model(backend: WorkspaceBackend) -> None:

@@ -55,3 +55,23 @@ def test_bad_ports(capsys: pytest.CaptureFixture[str], port: str) -> None:
 def test_log_refuses_a_bad_since(capsys: pytest.CaptureFixture[str]) -> None:
     code, err = run(capsys, "log", str(FOODMART_MODEL), "--since", "last tuesday")
     assert code == 2 and "--since 'last tuesday'" in err
+
+
+@pytest.mark.parametrize(("extra", "engine"), [((), "auto"), (("--engine", "spark"), "spark")])
+def test_serve_engine_reaches_the_settings_and_the_backend(
+    monkeypatch: pytest.MonkeyPatch, extra: tuple[str, ...], engine: str
+) -> None:
+    from mvlattice.cli import cmd_serve
+    from mvlattice.http import server
+
+    served: dict = {}
+    monkeypatch.setattr(server, "serve", lambda workspaces, **options: served.update(options))
+    monkeypatch.setattr(cmd_serve, "_workspace", lambda *_args: object())  # no data needed
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    assert main(["serve", str(FOODMART_MODEL), "--port", str(port), *extra]) == 0
+    assert served["settings"].engine == engine
+    # Spark starts later (Runtime.start): the backend is made with the engine, nothing runs
+    runtime = server.Runtime({"foodmart": object()}, print, engine=served["settings"].engine)  # type: ignore[dict-item]
+    assert runtime.backend.engine == engine

@@ -29,6 +29,7 @@ class FakeBackend:
         self.release = threading.Event()
         self.release.set()
         self.rows = [(i,) for i in range(50)]
+        self.engine, self.engine_reason = "spark", ""  # who answers queries, and why
 
     def models(self) -> tuple[str, ...]:
         return ("shop",)
@@ -65,6 +66,8 @@ class FakeBackend:
             materializations=(),
             sql=sql,
             rewrite_seconds=0.001,
+            engine=self.engine,
+            engine_reason=self.engine_reason,
         )
 
     def lattices(self, model: str | None) -> list[dict[str, Any]]:
@@ -274,6 +277,33 @@ def test_query_rows_are_capped_by_the_server_limit(client: TestClient) -> None:
     doc = client.post("/v1/query", json={"sql": "select n from t", "limit": 50, "rewrite": False},
                       headers=AUTH).json()  # fmt: skip
     assert doc["row_count"] == 20 and doc["rewritten"] is False
+
+
+def test_a_query_answer_says_which_engine_answered(
+    client: TestClient, fake: FakeBackend, logged: list
+) -> None:
+    fake.engine = "local"  # as the tile engine would answer
+    doc = client.post("/v1/query", json={"sql": "select n from t", "limit": 2}, headers=AUTH).json()
+    assert (doc["engine"], doc["engine_reason"], doc["rows"]) == ("local", "", [[0], [1]])
+    fake.engine, fake.engine_reason = "spark", "reads more than the tile engine's row limit"
+    doc = client.post("/v1/query", json={"sql": "select n from t", "limit": 2}, headers=AUTH).json()
+    assert doc["engine"] == "spark" and doc["engine_reason"] == fake.engine_reason
+    client.post("/v1/rewrite", json={"sql": "select count(*) from sales"}, headers=AUTH)
+    client.post("/v1/query", json={"sql": "drop table x"}, headers=AUTH)  # refused
+    assert [(r.kind, r.engine) for r in logged] == [
+        ("query", "local"), ("query", "spark"), ("rewrite", ""), ("query", "")
+    ]  # fmt: skip
+    entries = client.get("/v1/querylog", headers=AUTH).json()["entries"]
+    assert [e["engine"] for e in entries] == ["", "", "spark", "local"]  # newest first
+    text = client.get("/metrics", headers=AUTH).text
+    assert 'mvlattice_queries_total{engine="local"} 1' in text
+    assert 'mvlattice_queries_total{engine="spark"} 1' in text
+
+
+def test_the_openapi_document_describes_the_engine(client: TestClient) -> None:
+    schemas = client.get("/openapi.json", headers=AUTH).json()["components"]["schemas"]
+    assert {"engine", "engine_reason"} <= set(schemas["QueryResponse"]["required"])
+    assert "engine" in schemas["LoggedQuery"]["properties"]
 
 
 def test_negative_limits_are_refused(client: TestClient) -> None:

@@ -115,10 +115,31 @@ def test_a_record_is_a_row_of_the_table() -> None:
     assert record.fingerprint == fingerprint("select a from t where x = 99")
     assert record.row() == (
         record.time, record.sql, record.fingerprint, "rewrite", True, ["mvlattice.t1"], 1.5,
-        "ok", "http", "shop", None, "full",
+        "ok", "http", "shop", None, "full", "",
     )  # fmt: skip
     assert record.to_json()["time"] == "2026-04-24T03:06:42+00:00"
     assert [c.split()[0] for c in querylog.SCHEMA.split(", ")] == list(querylog.COLUMNS)
+
+
+def test_a_record_says_which_engine_answered() -> None:
+    from mvlattice.mvrewrite.rewriter import Engine
+
+    record = to_record(request(2, kind="query", engine=Engine.LOCAL))
+    assert record.engine == "local" and type(record.engine) is str  # plain text in the table
+    assert record.row()[querylog.COLUMNS.index("engine")] == "local"
+    assert record.to_json()["engine"] == "local"
+    assert to_record(request(1)).engine == ""  # a rewrite: nothing ran
+    with pytest.raises(TypeError, match="text fields must be strings"):
+        querylog.LogRecord(**(record.to_json() | {"time": record.time, "views": (), "engine": 1}))
+
+
+def test_a_row_from_before_the_engine_column_reads_as_no_engine() -> None:
+    row = to_record(request(4)).to_json()
+    row["time"] = dt.datetime.fromisoformat(row["time"])
+    del row["engine"]
+    assert querylog._record(row).engine == ""
+    assert querylog._record(row | {"engine": None}).engine == ""
+    assert querylog._record(row | {"engine": "spark"}).engine == "spark"
 
 
 class Appends:

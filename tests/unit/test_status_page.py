@@ -297,6 +297,20 @@ def test_hits_errors_and_unexplained_misses() -> None:
     assert "no rewrite or query requests" in queries_html([])
 
 
+def test_each_query_shows_the_engine_that_answered() -> None:
+    local = entry(id=1, rewritten=True, views=["mvlattice.t1"], engine="local")
+    spark = entry(id=2, engine="spark")
+    rewrite = entry(id=3, kind="rewrite", engine="")
+    html = queries_html([local, spark, rewrite])
+    assert "<th>engine</th>" in html
+    rows = re.findall(r'<tr data-entry="(\d)"[^>]* data-engine="(\w*)">(.*?)</tr>', html)
+    assert [(n, engine) for n, engine, _ in rows] == [("1", "local"), ("2", "spark"), ("3", "")]
+    cells = [re.findall(r"<td>(.*?)</td>", tds)[5] for _, _, tds in rows]
+    assert cells == ['<span class="engine">tile engine</span>',
+                     '<span class="engine">Spark</span>', "—"]  # fmt: skip
+    assert "—" in queries_html([entry()])  # an entry without the field
+
+
 def test_sql_is_escaped_in_the_query_log() -> None:
     html = queries_html([entry(sql=f"select '{EVIL}' </pre>", message=EVIL)])
     assert "<script>" not in html and "</pre>'" not in html.replace("&lt;/pre&gt;", "")

@@ -1,5 +1,6 @@
 """The Queries fragment: the newest requests (`GET /v1/querylog`) — SQL, rewritten or not,
-the views read, latency — and for a miss the nearest view and what it lacks."""
+the views read, the engine that answered, latency — and for a miss the nearest view and what it
+lacks."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ NEARNESS = (
 )
 
 Explanation = Mapping[str, Any]
+ENGINE_NAMES = {"local": "tile engine", "spark": "Spark"}  # a query log entry's `engine`
 
 
 def nearest(explain: Iterable[Explanation]) -> Explanation | None:
@@ -45,8 +47,8 @@ def queries_html(entries: Sequence[Mapping[str, Any]]) -> str:
         return ('<p class="empty">no rewrite or query requests since the service started '
                 "(older ones: <code>mvlattice log MODEL</code>)</p>")  # fmt: skip
     head = "".join(
-        f"<th>{h}</th>" for h in ("time", "kind", "SQL", "rewritten", "views used", "latency",
-                                  "why not")
+        f"<th>{h}</th>" for h in ("time", "kind", "SQL", "rewritten", "views used", "engine",
+                                  "latency", "why not")
     )  # fmt: skip
     rows = "".join(_row(e) for e in entries)
     return f'<table class="queries"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
@@ -68,12 +70,22 @@ def _row(e: Mapping[str, Any]) -> str:
         sql_block(e.get("sql", "")),
         verdict,
         views,
+        _engine(e.get("engine")),
         f"{latency:,.1f} ms" if isinstance(latency, int | float) else "—",
         _why(e),
     )
     tds = "".join(f"<td>{c}</td>" for c in cells)
     hit = "yes" if e.get("rewritten") else "no"
-    return f'<tr data-entry="{esc(e.get("id", ""))}" data-rewritten="{hit}">{tds}</tr>'
+    engine = esc(e.get("engine") or "")
+    return (f'<tr data-entry="{esc(e.get("id", ""))}" data-rewritten="{hit}" '
+            f'data-engine="{engine}">{tds}</tr>')  # fmt: skip
+
+
+def _engine(engine: object) -> str:
+    """Who answered: the tile engine or Spark; a dash for a rewrite or a failed request."""
+    if not engine:
+        return "—"
+    return f'<span class="engine">{esc(ENGINE_NAMES.get(str(engine), engine))}</span>'
 
 
 def _small(text: object) -> str:
