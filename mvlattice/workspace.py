@@ -284,8 +284,35 @@ class Workspace:
         RewriteResult (rewritten, sql, materializations, explain). Views and their freshness
         come from the tile catalog; unsupported SQL comes back unrewritten with the reason.
         `use_index=False` matches every view, not only the filter tree's candidates. `tree`:
-        `sql` already parsed (`sql.parse.parse_query`), so that a request parses once."""
-        return self._rewrite(sql, explain, use_index, tree)[0]
+        `sql` already parsed (`sql.parse.parse_query`), so that a request parses once.
+        With `explain`, a rewritten query's explanation ends with which engine would answer
+        it (`query`'s default, `auto`) and, when Spark, why."""
+        result, availability = self._rewrite(sql, explain, use_index, tree)
+        if not explain or not result.rewritten:
+            return result
+        return self._explain_engine(result, availability)
+
+    def _explain_engine(
+        self, result: RewriteResult, availability: CatalogAvailability
+    ) -> RewriteResult:
+        from dataclasses import replace
+
+        from mvlattice.engine.refusal import Refusal
+        from mvlattice.mvrewrite.rewriter import ENGINE, Explanation
+
+        approved = self._approved(availability, result.materializations)
+        refusal = (
+            approved
+            if isinstance(approved, Refusal)
+            else self.tile_engine.decide(result.sql, approved)
+        )
+        message = (
+            "the tile engine answers it in the driver"
+            if refusal is None
+            else f"Spark answers it: {refusal.reason}"
+        )
+        note = Explanation(None, ENGINE, "", message)
+        return replace(result, explain=(*result.explain, note))
 
     def _rewrite(
         self, sql: str, explain: bool, use_index: bool, tree: exp.Query | None
@@ -366,9 +393,7 @@ class Workspace:
         approved = self._approved(availability, result.materializations)
         if isinstance(approved, Refusal):
             return None, approved.reason
-        answer = self.tile_engine.answer(
-            result.sql, approved, describe or self._describe, limit
-        )
+        answer = self.tile_engine.answer(result.sql, approved, describe or self._describe, limit)
         if isinstance(answer, Refusal):
             return None, answer.reason
         return answer, ""

@@ -77,6 +77,21 @@ class TileEngine:
             return plan
         return self._run(plan, approved, limit)
 
+    def decide(self, sql: str, approved: Mapping[str, ApprovedSnapshot]) -> Refusal | None:
+        """Whether `answer` would answer (None) or why Spark must, without running anything
+        or asking Spark (what `explain` shows). What only running shows (an overflow, a type
+        Spark's analyzer gives otherwise) is not foreseen here."""
+        if not self.fast_path.enabled:
+            return Refusal("the tile engine is off for this model (fast_path)")
+        unfit = self._unfit(approved)
+        if unfit is not None:
+            return unfit
+        sources = self._sources(approved)
+        if isinstance(sources, Refusal):
+            return sources
+        transpiled = to_duckdb(sql, sources)
+        return transpiled if isinstance(transpiled, Refusal) else None
+
     def _unfit(self, approved: Mapping[str, ApprovedSnapshot]) -> Refusal | None:
         bounds = self.fast_path
         for name, snap in approved.items():
@@ -110,6 +125,18 @@ class TileEngine:
     def _make_plan(
         self, sql: str, approved: Mapping[str, ApprovedSnapshot], describe: Describe
     ) -> _Plan | Refusal:
+        sources = self._sources(approved)
+        if isinstance(sources, Refusal):
+            return sources
+        transpiled = to_duckdb(sql, sources)
+        if isinstance(transpiled, Refusal):
+            return transpiled
+        schema = describe(sql)  # raises what Spark's analyzer raises: the caller's error
+        return _Plan(transpiled, schema)
+
+    def _sources(self, approved: Mapping[str, ApprovedSnapshot]) -> dict[str, Source] | Refusal:
+        """Each approved table's name in DuckDB and its columns' types (its data read, and
+        kept in the cache, on the way)."""
         sources: dict[str, Source] = {}
         for i, (name, snap) in enumerate(sorted(approved.items())):
             try:
@@ -117,11 +144,7 @@ class TileEngine:
             except Exception as exc:  # noqa: BLE001 - delta-rs cannot read it: Spark can
                 return Refusal(f"delta-rs cannot read {name}: {_first_line(exc)}")
             sources[name] = Source(f"tile_{i}", _spark_types(table))
-        transpiled = to_duckdb(sql, sources)
-        if isinstance(transpiled, Refusal):
-            return transpiled
-        schema = describe(sql)  # raises what Spark's analyzer raises: the caller's error
-        return _Plan(transpiled, schema)
+        return sources
 
     def _run(
         self, plan: _Plan, approved: Mapping[str, ApprovedSnapshot], limit: int | None

@@ -47,10 +47,11 @@ class Outcome(StrEnum):
     MATCHED = "matched"  # but not chosen: another view is cheaper
     REJECTED = "rejected"
     NOT_REWRITABLE = "not_rewritable"  # about the block itself, whatever the view
+    ENGINE = "engine"  # which engine answers the rewritten query, and why not the tile engine
 
 
 USED, MATCHED, REJECTED = Outcome.USED, Outcome.MATCHED, Outcome.REJECTED
-NOT_REWRITABLE = Outcome.NOT_REWRITABLE
+NOT_REWRITABLE, ENGINE = Outcome.NOT_REWRITABLE, Outcome.ENGINE
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,100 @@
+"""The tile engine behind `Workspace.query`: a query rewritten onto small fresh tiles is
+answered in the driver with Spark's rows and types; an append to a base table sends the very
+next query past the old tile; `explain` says which engine answers and why; hits still count."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from mvlattice.workspace import Workspace
+from tests.integration.test_jobs_support import SALES_DDL, make_shop, sales, tile_name, write
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "tile_engine_ws"
+TILES = """\
+- dimensions: [brand, category, the_year, the_month]
+- dimensions: [the_year]
+"""
+BY_YEAR = (
+    f"select t.the_year, sum(s.units) as units, avg(s.amount) as amount, count(*) as c "
+    f"from {SCHEMA}.sales s join {SCHEMA}.time t on s.time_id = t.time_id "
+    f"group by t.the_year order by t.the_year"
+)
+BY_CATEGORY = (
+    f"select p.category, t.the_year, sum(s.units) as units, min(s.amount) as lo "
+    f"from {SCHEMA}.sales s join {SCHEMA}.product p on s.product_id = p.product_id "
+    f"join {SCHEMA}.time t on s.time_id = t.time_id "
+    f"where t.the_year = 2021 group by p.category, t.the_year order by p.category"
+)
+
+
+@pytest.fixture(scope="module")
+def shop(spark, warehouse: Path) -> Workspace:
+    model = make_shop(spark, warehouse, SCHEMA, TILES)
+    # no maxStaleness: a stale tile may not be read at all
+    model.write_text(model.read_text().replace("        maxStaleness: 1h\n", ""))
+    ws = Workspace(model, warehouse=str(warehouse))
+    assert ws.materialize().ok
+    return ws
+
+
+def typed(rows) -> list[list[tuple[type, object]]]:
+    return [[(type(v), str(v) if isinstance(v, Decimal) else v) for v in r] for r in rows]
+
+
+@pytest.mark.parametrize("sql", [BY_YEAR, BY_CATEGORY])
+def test_tile_queries_are_answered_locally_as_spark_answers_them(shop: Workspace, sql) -> None:
+    local = shop.query(sql)
+    on_spark = shop.query(sql, engine="spark")
+    base = shop.query(sql, rewrite=False)
+    assert local.rewrite.rewritten and local.engine == "local", local.engine_reason
+    assert on_spark.engine == "spark" and base.engine == "spark"
+    assert local.columns == on_spark.columns == base.columns
+    assert typed(local.rows) == typed(on_spark.rows)
+    assert typed(local.rows) == typed(base.rows)  # ordered by unique keys: order is exact
+    assert local.to_dict()["engine"] == "local"
+
+
+def test_explain_says_which_engine_answers(shop: Workspace) -> None:
+    notes = [e for e in shop.rewrite(BY_YEAR, explain=True).explain if e.outcome == "engine"]
+    assert [n.message for n in notes] == ["the tile engine answers it in the driver"]
+    division = BY_YEAR.replace("avg(s.amount)", "sum(s.units) / count(*)")
+    explained = shop.rewrite(division, explain=True)
+    assert explained.rewritten
+    (note,) = [e for e in explained.explain if e.outcome == "engine"]
+    assert note.message.startswith("Spark answers it: a division of DECIMALs")
+    answered = shop.query(division)
+    assert answered.engine == "spark" and "division of DECIMALs" in answered.engine_reason
+    assert typed(answered.rows) == typed(shop.query(division, rewrite=False).rows)
+
+
+def test_hits_of_local_answers_are_counted(shop: Workspace) -> None:
+    name = tile_name(shop, ("the_year",))
+    before = {e.name: e.hits for e in shop.tiles()}[name]
+    for _ in range(3):
+        assert shop.query(BY_YEAR).engine == "local"
+    assert {e.name: e.hits for e in shop.tiles()}[name] == before + 3
+
+
+def test_an_append_sends_the_next_query_past_the_old_tile(shop: Workspace, spark, warehouse):
+    assert shop.query(BY_YEAR).engine == "local"  # the tile's data is cached now
+    base = warehouse / "jobs" / SCHEMA
+    write(spark, base / "sales", sales(500, 40), SALES_DDL, mode="append")
+    after = shop.query(BY_YEAR)
+    assert not after.rewrite.rewritten and after.engine == "spark"
+    assert typed(after.rows) == typed(shop.query(BY_YEAR, rewrite=False).rows)
+    assert shop.refresh().ok
+    again = shop.query(BY_YEAR)
+    assert again.engine == "local"
+    assert typed(again.rows) == typed(after.rows)  # the refreshed tile's version, not the old
+
+
+def test_an_unknown_engine_is_a_usage_error(shop: Workspace) -> None:
+    from mvlattice.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown engine 'duck'"):
+        shop.query(BY_YEAR, engine="duck")
