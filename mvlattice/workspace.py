@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mvlattice.jobs.catalog import ApprovedSnapshot, CatalogAvailability, CatalogEntry
     from mvlattice.jobs.hits import HitCounter
     from mvlattice.jobs.tables import TableReader
+    from mvlattice.jobs.targets import Target
     from mvlattice.lattice.lattice import Lattice
     from mvlattice.lattice.statistic_provider import StatisticProvider
     from mvlattice.model.checks import Violation
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 
 
 ENGINES = ("auto", "spark")
+# Seconds a listing of the views that exist serves rewrites (freshness is asked every query).
+TARGETS_TTL = 1.0
 # Runs the SQL a query comes to: (sql, row limit) -> (columns, rows).
 Runner = Callable[[str, int | None], tuple[list[str], list[tuple[Any, ...]]]]
 # Hears one line of what a long step does (the planner, the statistics provider).
@@ -69,6 +72,7 @@ class Workspace:
         self._reader: TableReader | None = None
         self._hits: HitCounter | None = None
         self._known_tables: set[tuple[str, str]] = set()  # registered in Spark's catalog here
+        self._targets: tuple[float, tuple[Target, ...]] | None = None  # (when listed, targets)
         atexit.register(self._flush_quietly)
 
     # -- Spark ----------------------------------------------------------------------------
@@ -199,9 +203,12 @@ class Workspace:
 
         if workload is None:
             workload = self._logged_workload(say)
-        return materialize(self.spark, self.model, self.warehouse, lattice=lattice, full=full,
-                           max_tiles=max_tiles, workload=workload, progress=progress,
-                           say=say)  # fmt: skip
+        try:
+            return materialize(self.spark, self.model, self.warehouse, lattice=lattice,
+                               full=full, max_tiles=max_tiles, workload=workload,
+                               progress=progress, say=say)  # fmt: skip
+        finally:
+            self._targets = None  # list the views again: this build changed them
 
     def _logged_workload(self, say: Say | None, only: str | None = None) -> dict[str, Workload]:
         """Per lattice (or just lattice `only`), the logged queries that read its fact table
@@ -230,9 +237,12 @@ class Workspace:
         it does not plan again, so the statistics the plan used are all it costs."""
         from mvlattice.jobs.api import materialize_plan
 
-        return materialize_plan(
-            self.spark, self.model, plan, self.warehouse, full=full, progress=progress
-        )
+        try:
+            return materialize_plan(
+                self.spark, self.model, plan, self.warehouse, full=full, progress=progress
+            )
+        finally:
+            self._targets = None
 
     def refresh(
         self,
@@ -246,8 +256,11 @@ class Workspace:
         appended to the fact table, else in full; a jobs BatchResult saying which and why."""
         from mvlattice.jobs.api import refresh
 
-        return refresh(self.spark, self.model, self.warehouse, lattice=lattice, tile=tile,
-                       full=full, progress=progress)  # fmt: skip
+        try:
+            return refresh(self.spark, self.model, self.warehouse, lattice=lattice, tile=tile,
+                           full=full, progress=progress)  # fmt: skip
+        finally:
+            self._targets = None
 
     def tiles(self, lattice: str | None = None) -> tuple[CatalogEntry, ...]:
         """The tile catalog: a tuple of jobs CatalogEntry (status, rows, versions, hits)."""
@@ -429,6 +442,8 @@ class Workspace:
     def _rewrite_views(self) -> tuple[RewriteContext, CatalogAvailability]:
         """Tiles (declared, built, planned) with row counts, and their freshness, from the
         jobs catalog; the rewrite context is prepared once per set of tiles."""
+        import time
+
         from mvlattice.jobs.catalog import CatalogAvailability, model_targets
         from mvlattice.mvrewrite.context import cached_context
 
@@ -436,7 +451,13 @@ class Workspace:
         availability = CatalogAvailability(
             self.spark, self.model, self.warehouse, reader=reader, hits=hits
         )
-        targets = model_targets(availability.ctx)
+        # Which views exist is listed at most every TARGETS_TTL seconds (this workspace's own
+        # builds list again at once); whether one may be read is asked on every query.
+        now = time.monotonic()
+        listed = self._targets
+        if listed is None or now - listed[0] > TARGETS_TTL:
+            listed = self._targets = (now, model_targets(availability.ctx))
+        targets = listed[1]
         tiles = tuple(dict.fromkeys(t.spec for t in targets if t.spec is not None))
         rows = tuple(sorted((t.name, float(t.estimated_rows)) for t in targets if t.estimated_rows))
         return cached_context(self.model, tiles, rows), availability
