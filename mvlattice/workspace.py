@@ -5,7 +5,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
 
 ENGINES = ("auto", "spark")
+DEFAULT_TIMEOUT = 60.0  # seconds the tile engine may run a query by default
 # Seconds a listing of the views that exist serves rewrites (freshness is asked every query).
 TARGETS_TTL = 1.0
 # Runs the SQL a query comes to: (sql, row limit) -> (columns, rows).
@@ -348,6 +351,8 @@ class Workspace:
         tree: exp.Query | None = None,
         engine: str = "auto",
         describe: Describe | None = None,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
     ) -> QueryResult:
         """Run a query, rewritten first unless `rewrite=False`; a mvrewrite QueryResult
         (columns, rows, the RewriteResult, elapsed_ms, and which engine answered). Views used
@@ -356,8 +361,9 @@ class Workspace:
         runs everything on Spark. `runner(sql, limit)` runs the SQL that results on Spark (the
         service's sandbox); by default it runs on this workspace's session as the user's own
         SQL. With a runner, the tile engine answers only when `describe(sql)` (the sandbox's
-        check, returning Spark's output schema) is given too. `tree`: `sql` already parsed
-        (`sql.parse.parse_query`; it is qualified in place), so that a request parses once."""
+        check, returning Spark's output schema) is given too; `timeout` (seconds) and `cancel`
+        bound its run as the runner bounds Spark's (QueryTimeoutError). `tree`: `sql` already
+        parsed (`sql.parse.parse_query`), so that a request parses once."""
         import time
 
         from mvlattice.mvrewrite.rewriter import Engine, QueryResult, RewriteResult
@@ -377,7 +383,8 @@ class Workspace:
         if not reason and runner is not None and describe is None:
             reason = "the caller runs queries on Spark itself"
         if not reason and availability is not None:
-            local, reason = self._answer_locally(result, availability, limit, describe)
+            bounds = _Bounds(timeout, cancel)
+            local, reason = self._answer_locally(result, availability, limit, describe, bounds)
         if local is not None:
             columns, rows = list(local.columns), list(local.rows)
         else:
@@ -399,6 +406,7 @@ class Workspace:
         availability: CatalogAvailability,
         limit: int | None,
         describe: Describe | None,
+        bounds: _Bounds,
     ) -> tuple[LocalAnswer | None, str]:
         """The tile engine's answer to a rewritten query, else None and why Spark answers."""
         from mvlattice.engine.refusal import Refusal
@@ -561,6 +569,12 @@ def _peek_settings(path: Path) -> dict[str, Any]:
     if isinstance(doc.get("warehouse"), str):
         out["warehouse"] = doc["warehouse"]
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Bounds:
+    timeout: float | None
+    cancel: threading.Event | None
 
 
 def _spark_reason(rewritten: bool, engine: str) -> str:

@@ -12,6 +12,7 @@ registered tiles are all it can read.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from mvlattice.engine.refusal import Refusal
 from mvlattice.engine.results import spark_rows
 from mvlattice.engine.tile_cache import TileCache
 from mvlattice.engine.transpile import Source, Transpiled, to_duckdb
+from mvlattice.errors import QueryTimeoutError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
 Describe = Callable[[str], "StructType"]
 
 _PLANS = 512  # transpiled queries and Spark schemas kept, by SQL and versions
+DEFAULT_TIMEOUT = 60.0  # seconds, as the service's --query-timeout
+WATCH_AFTER = 0.2  # seconds a query runs unwatched
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +67,13 @@ class TileEngine:
         approved: Mapping[str, ApprovedSnapshot],
         describe: Describe,
         limit: int | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        cancel: threading.Event | None = None,
     ) -> LocalAnswer | Refusal:
         """`approved`: table (lower case) -> the snapshot freshness approved, for every table
-        the rewrite decided to read."""
+        the rewrite decided to read. Past `timeout` seconds, or once `cancel` is set, the
+        query is interrupted: QueryTimeoutError (Spark would not be faster)."""
         if not self.fast_path.enabled:
             return Refusal("the tile engine is off for this model (fast_path)")
         unfit = self._unfit(approved)
@@ -75,7 +83,7 @@ class TileEngine:
         plan = self._plan(key, sql, approved, describe)
         if isinstance(plan, Refusal):
             return plan
-        return self._run(plan, approved, limit)
+        return self._run(plan, approved, limit, timeout, cancel)
 
     def decide(self, sql: str, approved: Mapping[str, ApprovedSnapshot]) -> Refusal | None:
         """Whether `answer` would answer (None) or why Spark must, without running anything
@@ -147,11 +155,17 @@ class TileEngine:
         return sources
 
     def _run(
-        self, plan: _Plan, approved: Mapping[str, ApprovedSnapshot], limit: int | None
+        self,
+        plan: _Plan,
+        approved: Mapping[str, ApprovedSnapshot],
+        limit: int | None,
+        timeout: float,
+        cancel: threading.Event | None,
     ) -> LocalAnswer | Refusal:
         import duckdb
 
         cursor = self._database().cursor()
+        watch = _Watch(cursor, timeout, cancel)
         try:
             for i, (name, snap) in enumerate(sorted(approved.items())):
                 if name in plan.transpiled.tables:
@@ -160,10 +174,13 @@ class TileEngine:
             types = [str(t) for t in relation.types]
             rows = relation.fetchmany(limit) if limit is not None else relation.fetchall()
         except duckdb.Error as exc:
+            if watch.why:
+                raise QueryTimeoutError(watch.why) from None
             # A failure here (overflow, division by zero, a bad cast) is one Spark reports in
             # its own words: let Spark answer.
             return Refusal(f"DuckDB failed ({_first_line(exc)}); Spark answers instead")
         finally:
+            watch.stop()
             cursor.close()
         converted = spark_rows(rows, types, plan.schema)
         if isinstance(converted, Refusal):
@@ -190,6 +207,39 @@ class TileEngine:
                 self._db.close()
                 self._db = None
         self.cache.clear()
+
+
+class _Watch:
+    """Interrupts a DuckDB cursor at its deadline or when `cancel` is set. A thread starts
+    only for a query still running after WATCH_AFTER seconds: most end long before."""
+
+    def __init__(self, cursor: Any, timeout: float, cancel: threading.Event | None) -> None:  # noqa: ANN401
+        self.cursor = cursor
+        self.deadline = time.monotonic() + timeout
+        self.timeout = timeout
+        self.cancel = cancel
+        self.why = ""
+        self._done = threading.Event()
+        self._timer = threading.Timer(min(WATCH_AFTER, timeout), self._watch)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(0.02):
+            if self.cancel is not None and self.cancel.is_set():
+                self.why = "query cancelled: the client went away"
+            elif time.monotonic() >= self.deadline:
+                self.why = (
+                    f"query cancelled after {self.timeout:g} s (the service's --query-timeout)"
+                )
+            else:
+                continue
+            self.cursor.interrupt()
+            return
+
+    def stop(self) -> None:
+        self._done.set()
+        self._timer.cancel()
 
 
 def _spark_types(table: pa.Table) -> dict[str, str]:

@@ -156,9 +156,24 @@ def _problem(node: exp.Expr) -> str | None:  # noqa: PLR0911 - one rule per kind
         return "LIMIT without ORDER BY of every output column (ties may keep other rows)"
     if isinstance(node, exp.Subquery) and not isinstance(node.parent, (exp.From, exp.Join)):
         return "a subquery used as a value"
-    if isinstance(node, exp.Join) and (node.args.get("using") or not node.args.get("on")):
-        return "a join without ON"
+    if isinstance(node, exp.Join) and not _equi_join(node):
+        return "a join other than ON equalities of columns"
     return None
+
+
+def _equi_join(join: exp.Join) -> bool:
+    """ON a.x = b.y [AND …] only: other joins may grow as the product of their inputs."""
+    on = join.args.get("on")
+    if join.args.get("using") or on is None:
+        return False
+    for conjunct in on.flatten() if isinstance(on, exp.And) else (on,):
+        if not (
+            isinstance(conjunct, exp.EQ)
+            and isinstance(conjunct.this, exp.Column)
+            and isinstance(conjunct.expression, exp.Column)
+        ):
+            return False
+    return True
 
 
 def _cast_problem(node: exp.Cast) -> str | None:

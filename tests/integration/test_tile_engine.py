@@ -181,3 +181,24 @@ def test_tiles_beyond_the_fast_path_bounds_go_to_spark(spark, golden) -> None:
     ):
         answer = TileEngine(bounds).answer(sql, {f"{DB}.t": golden}, lambda t: spark.sql(t).schema)
         assert isinstance(answer, Refusal) and why in answer.reason
+
+
+def test_a_query_past_its_deadline_is_cancelled(spark, golden) -> None:
+    """Joins of tiles may grow as the product of their sizes: the deadline holds in DuckDB as
+    it does in Spark (and the query is not run again on Spark)."""
+    from mvlattice.errors import QueryTimeoutError
+
+    location = Path(golden.location).parent / "wide"
+    rows = [(1, i) for i in range(30_000)]
+    spark.createDataFrame(rows, "k INT, v INT").coalesce(1).write.format("delta").mode(
+        "overwrite"
+    ).save(str(location))
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {DB}.wide USING DELTA LOCATION '{location}'")
+    snap = ApprovedSnapshot(location=str(location), version=0, rows=len(rows), size_bytes=1)
+    sql = (
+        f"SELECT COUNT(*) AS c, SUM(a.v + b.v) AS s FROM {DB}.wide AS a "
+        f"JOIN {DB}.wide AS b ON a.k = b.k"
+    )
+    engine = TileEngine(FastPath())
+    with pytest.raises(QueryTimeoutError, match="cancelled after 0.3 s"):
+        engine.answer(sql, {f"{DB}.wide": snap}, lambda t: spark.sql(t).schema, timeout=0.3)

@@ -76,6 +76,8 @@ def test_spark_meanings_are_written_out_for_duckdb() -> None:
         (f"SELECT mv.nope FROM {TILE} AS mv", "type the tile engine does not serve"),
         (f"SELECT SUM(mv.c) OVER () AS w FROM {TILE} AS mv", "WINDOW"),
         ("SELECT read_csv('/etc/passwd') AS x", "READ_CSV"),
+        (f"SELECT a.c FROM {TILE} AS a JOIN {TILE} AS b ON a.c < b.c", "ON equalities"),
+        (f"SELECT a.c FROM {TILE} AS a CROSS JOIN {TILE} AS b", "ON equalities"),
     ],
 )
 def test_what_is_not_proven_identical_is_refused(sql: str, why: str) -> None:
