@@ -103,22 +103,34 @@ def test_cli_query_says_which_engine_answered_and_logs_it(
     ws: Workspace, model_file: Path, foodmart: Path, capsys
 ) -> None:
     sql = QUERY.replace(" as c ", " as engine_c ")  # its own text, to find its log entries
-    common = [str(model_file), sql, "--warehouse", str(foodmart), "--engine", "spark"]
+    auto = [str(model_file), sql, "--warehouse", str(foodmart)]
+    # a query that reads only the small tile: the tile engine answers, in the driver
+    assert main(["query", *auto, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["engine"], document["engine_reason"]) == ("local", "")
+    assert {month: c for year, month, c in document["rows"] if year == 1997} == COUNTS
+    assert main(["query", *auto]) == 0
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last.startswith(f"-- read {tile_qualified_name(TILE)} on the tile engine; ")
+
+    common = [*auto, "--engine", "spark"]
     assert main(["query", *common, "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["rewritten"] is True and document["engine"] == "spark"
-    assert isinstance(document["engine_reason"], str)
+    assert document["engine_reason"]  # why Spark answered a query the tile engine could
     assert len(document["rows"]) == 12
     assert main(["query", *common]) == 0
     last = capsys.readouterr().out.rstrip().splitlines()[-1]
-    assert last.startswith(f"-- read {tile_qualified_name(TILE)} on Spark") and last.endswith(" ms")
+    assert last.startswith(f"-- read {tile_qualified_name(TILE)} on Spark (the engine")
+    assert last.endswith(" ms")
     assert main(["query", *common, "--no-rewrite", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["engine"] == "spark"
 
     assert main(["log", str(model_file), "--warehouse", str(foodmart), "--json"]) == 0
     entries = [e for e in json.loads(capsys.readouterr().out)["entries"] if "engine_c" in e["sql"]]
     assert [(e["source"], e["rewritten"], e["engine"]) for e in entries] == [
-        ("cli", True, "spark"), ("cli", True, "spark"), ("cli", False, "spark")
+        ("cli", True, "local"), ("cli", True, "local"),
+        ("cli", True, "spark"), ("cli", True, "spark"), ("cli", False, "spark"),
     ]  # fmt: skip
     assert main(["log", str(model_file), "--warehouse", str(foodmart), "--limit", "1"]) == 0
     header = capsys.readouterr().out.splitlines()[0].split()
