@@ -414,7 +414,14 @@ class Workspace:
         approved = self._approved(availability, result.materializations)
         if isinstance(approved, Refusal):
             return None, approved.reason
-        answer = self.tile_engine.answer(result.sql, approved, describe or self._describe, limit)
+        answer = self.tile_engine.answer(
+            result.sql,
+            approved,
+            describe or self._describe,
+            limit,
+            timeout=bounds.timeout if bounds.timeout is not None else DEFAULT_TIMEOUT,
+            cancel=bounds.cancel,
+        )
         if isinstance(answer, Refusal):
             return None, answer.reason
         return answer, ""

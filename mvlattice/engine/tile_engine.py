@@ -79,8 +79,10 @@ class TileEngine:
         unfit = self._unfit(approved)
         if unfit is not None:
             return unfit
-        key = (sql, tuple(sorted((name, snap.version) for name, snap in approved.items())))
-        plan = self._plan(key, sql, approved, describe)
+        # `describe` is part of the key: the sandbox's check must not be skipped for SQL that
+        # another describer (the workspace's own session) approved.
+        versions = tuple(sorted((name, snap.version) for name, snap in approved.items()))
+        plan = self._plan((sql, versions, describe), sql, approved, describe)
         if isinstance(plan, Refusal):
             return plan
         return self._run(plan, approved, limit, timeout, cancel)
@@ -172,7 +174,7 @@ class TileEngine:
                     cursor.register(f"tile_{i}", self.cache.table(snap.location, snap.version))
             relation = cursor.sql(plan.transpiled.sql)
             types = [str(t) for t in relation.types]
-            rows = relation.fetchmany(limit) if limit is not None else relation.fetchall()
+            rows = (relation.limit(limit) if limit is not None else relation).fetchall()
         except duckdb.Error as exc:
             if watch.why:
                 raise QueryTimeoutError(watch.why) from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mvlattice.errors import ConflictError, MvlatticeError, NotFoundError, UsageError
 from mvlattice.http.backend import Answer, Rewritten
@@ -24,6 +24,9 @@ from mvlattice.http.render import (
 from mvlattice.lattice.lattice import Lattice
 from mvlattice.sandbox.sandbox import Sandbox
 from mvlattice.workspace import Workspace
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
 
 T = TypeVar("T")
 
@@ -41,6 +44,7 @@ class WorkspaceBackend:
         self.query_timeout = query_timeout
         self.engine = engine  # `serve --engine`: auto (the tile engine when it can) | spark
         self._sandboxes: dict[str, Sandbox] = {}
+        self._describers: dict[str, Callable[[str], StructType]] = {}
         self._ready = False
         self._plans: dict[tuple[str, str], dict[str, Any]] = {}
         self._plan_lock = threading.Lock()
@@ -87,8 +91,23 @@ class WorkspaceBackend:
         def run(text: str, rows: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
             return self._sandbox(name, ws).run(text, rows, cancel)
 
-        result = ws.query(sql, rewrite=rewrite, limit=limit + 1, runner=run, engine=self.engine)
+        result = ws.query(sql, rewrite=rewrite, limit=limit + 1, runner=run, engine=self.engine,
+                          describe=self._describer(name, ws), timeout=self.query_timeout,
+                          cancel=cancel)  # fmt: skip
         return answer_of(name, result, limit)
+
+    def _describer(self, name: str, ws: Workspace) -> Callable[[str], StructType]:
+        """The model's sandbox check, returning Spark's output schema: the tile engine answers
+        only SQL the sandbox allows. One function per model, so that the tile engine's plans
+        made through it are found again (and never through another describer)."""
+        found = self._describers.get(name)
+        if found is None:
+
+            def describe(text: str) -> StructType:
+                return self._sandbox(name, ws).describe(text)
+
+            found = self._describers.setdefault(name, describe)
+        return found
 
     def _sandbox(self, name: str, ws: Workspace) -> Sandbox:
         if name not in self._sandboxes:  # a backend used before start()

@@ -13,6 +13,7 @@ from mvlattice.sandbox.spark_plan import analyze, builtin_functions, dataframe
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
     from mvlattice.model.loader import Model
 
@@ -38,6 +39,13 @@ class Sandbox:
     def check(self, sql: str) -> None:
         """RefusedSqlError / SqlError unless the query may run."""
         check_plan(analyze(self.session, sql).roots, self.policy)
+
+    def describe(self, sql: str) -> StructType:
+        """The output schema of a query that may run (else what `check` raises), as Spark
+        would answer it: the tile engine answers in Spark's types (`Workspace.query`)."""
+        analyzed = analyze(self.session, sql)
+        check_plan(analyzed.roots, self.policy)
+        return dataframe(self.session, analyzed).schema
 
     def run(
         self, sql: str, limit: int | None, cancel: threading.Event | None = None

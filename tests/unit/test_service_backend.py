@@ -55,9 +55,13 @@ class StubWorkspace:
         runner: Any = None,
         *,
         engine: str = "auto",
+        describe: Any = None,
+        timeout: float | None = None,
+        cancel: Any = None,
     ) -> QueryResult:
         self.queries.append((sql, rewrite, limit))
         self.engines.append(engine)
+        assert callable(describe)  # the sandbox's check, for the tile engine
         how = self.rewrite(sql) if rewrite else RewriteResult(False, sql, ())
         rows = tuple((i,) for i in range(10))[:limit]
         # a stand-in: "auto" lets the tile engine answer what reads a view
