@@ -202,3 +202,11 @@ def test_a_query_past_its_deadline_is_cancelled(spark, golden) -> None:
     engine = TileEngine(FastPath())
     with pytest.raises(QueryTimeoutError, match="cancelled after 0.3 s"):
         engine.answer(sql, {f"{DB}.wide": snap}, lambda t: spark.sql(t).schema, timeout=0.3)
+
+
+def test_a_row_limit_cuts_the_answer(engine, spark, golden) -> None:
+    sql = f"SELECT mv.k, mv.g FROM {T} ORDER BY mv.k, mv.g"
+    full = local(engine, spark, golden, sql)
+    cut = engine.answer(sql, {f"{DB}.t": golden}, lambda t: spark.sql(t).schema, limit=2)
+    assert isinstance(full, LocalAnswer) and isinstance(cut, LocalAnswer)
+    assert cut.rows == full.rows[:2] and len(full.rows) == len(ROWS)
