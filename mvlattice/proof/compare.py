@@ -44,17 +44,30 @@ def tuned(spark: SparkSession) -> Iterator[None]:
                 spark.conf.set(key, value)
 
 
+# Every row as JSON with NULLs kept; timestamps to the microsecond, as Spark keeps them.
+_JSON_OPTIONS = (
+    "map('ignoreNullFields', 'false', "
+    "'timestampFormat', 'yyyy-MM-dd''T''HH:mm:ss.SSSSSSXXX', "
+    "'timestampNTZFormat', 'yyyy-MM-dd''T''HH:mm:ss.SSSSSS')"
+)
+
+
 def results(spark: SparkSession, queries: list[str]) -> list[Counter[Row]]:
-    """Each query's rows as a multiset, all queries in one Spark job: every row as JSON
-    (NULLs kept), tagged with its query's position."""
+    """Each query's rows as a multiset, all queries in one Spark job."""
+    return [Counter(found) for found in ordered(spark, queries)]
+
+
+def ordered(spark: SparkSession, queries: list[str]) -> list[list[Row]]:
+    """Each query's rows in the order Spark gives them, all queries in one Spark job: every
+    row as JSON tagged with its query's position. UNION ALL concatenates its branches'
+    partitions and a projection keeps their order, so an ordered query's rows stay in order."""
     parts = [
-        f"SELECT {i} AS q, to_json(struct(*), map('ignoreNullFields', 'false')) AS r "
-        f"FROM ({sql}) AS t{i}"
+        f"SELECT {i} AS q, to_json(struct(*), {_JSON_OPTIONS}) AS r FROM ({sql}) AS t{i}"
         for i, sql in enumerate(queries)
     ]
-    found: list[Counter[Row]] = [Counter() for _ in queries]
+    found: list[list[Row]] = [[] for _ in queries]
     for row in spark.sql("\nUNION ALL\n".join(parts)).collect():
-        found[row["q"]][values(row["r"])] += 1
+        found[row["q"]].append(values(row["r"]))
     return found
 
 

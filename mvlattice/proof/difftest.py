@@ -3,6 +3,11 @@ and materializations, then run on Spark as written and as rewritten; the two res
 equal as multisets (`compare`). Any difference is a wrong rewrite; any exception from the
 rewriter, or rewritten SQL that Spark rejects, is an error.
 
+Every rewritten query is also asked of the workspace with `engine="auto"`; when the tile
+engine answers it in the driver, its answer must be Spark's exactly, Python types included
+(`typed`): Spark's on the base tables (`LOCAL_VS_BASE`) and Spark's on the same rewritten SQL
+(`LOCAL_VS_TILES`). When it does not, its reason is counted.
+
 `prepare` loads a star's data, generates its views (declared tiles and materializations in a
 generated model), builds them once with the jobs package; `run` then checks queries in batches
 of one Spark job each.
@@ -12,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +31,8 @@ import yaml
 from mvlattice.model.loader import load_model
 from mvlattice.mvrewrite.context import context_for
 from mvlattice.mvrewrite.rewriter import RewriteContext, rewrite
-from mvlattice.proof import compare, querygen
+from mvlattice.proof import compare, querygen, typed
+from mvlattice.proof.compare import Row
 from mvlattice.proof.querygen import ViewSpec
 from mvlattice.proof.shape import Shape
 from mvlattice.proof.stars import StarDef, read_shape
@@ -35,6 +43,8 @@ if TYPE_CHECKING:
 
 LATTICE = "difftest"  # the generated model's lattice: its tiles never meet other tests' tiles
 MISMATCH, ERROR = "mismatch", "error"
+# The tile engine's answer versus Spark's on the base tables, and on the same rewritten SQL.
+LOCAL_VS_BASE, LOCAL_VS_TILES = "local-vs-base", "local-vs-tiles"
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -47,6 +57,32 @@ class Prepared:
     spark: Any = field(repr=False)
     problems: tuple[str, ...] = ()  # views that failed to build (left out of the context)
     base_tables: tuple[str, ...] = ()
+    workspace: Any = field(default=None, repr=False)  # its tile engine answers (None: never)
+
+
+@dataclass(kw_only=True, frozen=True, slots=True)
+class LocalRun:
+    """The tile engine's answer to a query (`Workspace.query`, engine auto)."""
+
+    sql: str  # the rewritten SQL it answered (the workspace's own rewrite)
+    columns: tuple[str, ...]
+    rows: tuple[Row, ...]
+    schema: Any = field(repr=False)  # Spark's StructType of `sql`: the types to match
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A rewritten query waiting for its batch."""
+
+    seed: int
+    original: str
+    rewritten: str
+    local: LocalRun | None = None
+
+    def queries(self) -> list[str]:
+        """What Spark runs: the original, the rewrite, and the tile engine's SQL if another."""
+        extra = [self.local.sql] if self.local and self.local.sql != self.rewritten else []
+        return [self.original, self.rewritten, *extra]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +107,16 @@ class Report:
     rewritten: int = 0
     findings: tuple[Finding, ...] = ()
     seconds: float = 0.0
+    local: int = 0  # rewritten queries the tile engine answered
+    refusals: tuple[str, ...] = ()  # why it did not answer each of the others (normalized)
 
     @property
     def mismatches(self) -> int:
         return sum(f.kind == MISMATCH for f in self.findings)
+
+    @property
+    def local_mismatches(self) -> dict[str, int]:
+        return {kind: sum(f.kind == kind for f in self.findings) for kind in LOCAL_KINDS}
 
     @property
     def errors(self) -> int:
@@ -86,15 +128,28 @@ class Report:
             self.rewritten + other.rewritten,
             self.findings + other.findings,
             self.seconds + other.seconds,
+            self.local + other.local,
+            self.refusals + other.refusals,
         )
 
-    def summary(self) -> dict[str, int]:
+    def refusal_histogram(self) -> dict[str, int]:
+        return dict(Counter(self.refusals).most_common())
+
+    def summary(self) -> dict[str, Any]:
+        local = self.local_mismatches
         return {
             "queries": self.queries,
             "rewritten": self.rewritten,
             "mismatches": self.mismatches,
             "errors": self.errors,
+            "local": self.local,
+            "local_vs_base_mismatches": local[LOCAL_VS_BASE],
+            "local_vs_tiles_mismatches": local[LOCAL_VS_TILES],
+            "refusals": self.refusal_histogram(),
         }
+
+
+LOCAL_KINDS = (LOCAL_VS_BASE, LOCAL_VS_TILES)
 
 
 # -- preparing a star -------------------------------------------------------------------------
@@ -143,6 +198,7 @@ def prepare(
         spark=workspace.spark,
         problems=problems,
         base_tables=tables,
+        workspace=workspace,
     )
 
 
@@ -219,8 +275,9 @@ def run(
 ) -> Report:
     """Generate, rewrite and compare one query per seed; rewritten ones run in batches."""
     start = time.perf_counter()
-    queries, rewritten, findings = 0, 0, []
-    pending: list[tuple[int, str, str]] = []
+    queries, rewritten, local, findings = 0, 0, 0, []
+    refusals: list[str] = []
+    pending: list[Pending] = []
 
     def flush() -> None:
         with compare.tuned(prepared.spark):
@@ -242,43 +299,127 @@ def run(
             continue
         if result.rewritten:
             rewritten += 1
-            pending.append((seed, sql, result.sql))
+            answer = ask_tile_engine(prepared, sql)
+            if isinstance(answer, Finding):
+                answer = Finding(prepared.star, seed, ERROR, sql, result.sql, answer.detail)
+                findings.append(answer)
+                on_finding(answer)
+                answer = None
+            elif isinstance(answer, str):
+                refusals.append(answer)
+                answer = None
+            local += answer is not None
+            pending.append(Pending(seed, sql, result.sql, answer))
             if len(pending) >= batch:
                 flush()
     flush()
-    return Report(queries, rewritten, tuple(findings), time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    return Report(queries, rewritten, tuple(findings), seconds, local, tuple(refusals))
 
 
-def compare_pairs(prepared: Prepared, pending: list[tuple[int, str, str]]) -> list[Finding]:
-    """(seed, original, rewritten) triples compared in one Spark job; a mismatch or error each."""
-    if not pending:
-        return []
+def ask_tile_engine(prepared: Prepared, sql: str) -> LocalRun | str | Finding | None:
+    """The tile engine's answer to `sql` through the workspace (rewritten there again, with its
+    catalog's freshness); else why it did not answer (normalized), or an error Finding. Spark
+    answers nothing here: the runner the workspace would hand the query to returns no rows."""
+    workspace = prepared.workspace
+    if workspace is None:
+        return None
+    schemas: dict[str, Any] = {}
+
+    def describe(text: str) -> Any:  # noqa: ANN401 - a StructType, pyspark imported lazily
+        schemas[text] = workspace.sql(text).schema
+        return schemas[text]
+
     try:
-        found = compare.results(prepared.spark, [q for _, o, r in pending for q in (o, r)])
+        result = workspace.query(
+            sql, engine="auto", runner=lambda _sql, _limit: ([], []), describe=describe
+        )
+    except Exception as exc:  # noqa: BLE001 - whatever it raises is a finding
+        return Finding(prepared.star, 0, ERROR, sql, "", f"tile engine: {_line(exc)}")
+    if str(result.engine) != "local":
+        return refusal_kind(result.engine_reason)
+    text = result.rewrite.sql
+    schema = schemas.get(text) or workspace.sql(text).schema  # the engine cached its plan
+    return LocalRun(sql=text, columns=result.columns, rows=result.rows, schema=schema)
+
+
+_NAMES = (
+    (re.compile(r"^(\w+) \(.*\) (is not proven identical)"), r"\1 \2"),
+    (re.compile(r"`?\bmvlattice\b`?\.\S+?(?=[,:)]|\s|$)"), "<tile>"),
+    (re.compile(r"\b\w+_[0-9a-f]{8}\b"), "<materialization>"),
+    (re.compile(r"\bcolumn \S+:"), "column <c>:"),
+    (re.compile(r"\bthe value .*? (is|does)"), r"the value <v> \1"),
+)
+
+
+def refusal_kind(reason: str) -> str:
+    """A refusal reason without the names of tiles, columns, values and expressions in it."""
+    for pattern, kind in _NAMES:
+        reason = pattern.sub(kind, reason)
+    return reason or "(no reason given)"
+
+
+def compare_pairs(
+    prepared: Prepared, pending: Sequence[Pending | tuple[int, str, str]]
+) -> list[Finding]:
+    """Rewritten queries (`Pending`, or (seed, original, rewritten) triples) compared in one
+    Spark job: a mismatch or error each, and the tile engine's mismatches."""
+    items = [p if isinstance(p, Pending) else Pending(*p) for p in pending]
+    if not items:
+        return []
+    queries = [q for item in items for q in item.queries()]
+    try:
+        found = compare.ordered(prepared.spark, queries)
     except Exception:  # noqa: BLE001 - one bad query fails the batch: find it alone
-        return [f for item in pending for f in _compare_alone(prepared, *item)]
-    out = []
-    for i, (seed, original, rewritten) in enumerate(pending):
-        detail = compare.difference(found[2 * i], found[2 * i + 1])
-        if detail:
-            out.append(Finding(prepared.star, seed, MISMATCH, original, rewritten, detail))
+        return [f for item in items for f in _compare_alone(prepared, item)]
+    out, at = [], 0
+    for item in items:
+        size = len(item.queries())
+        out += _findings(prepared, item, found[at : at + size])
+        at += size
     return out
 
 
-def _compare_alone(prepared: Prepared, seed: int, original: str, rewritten: str) -> list[Finding]:
+def _compare_alone(prepared: Prepared, item: Pending) -> list[Finding]:
     spark = prepared.spark
+    for i, label in enumerate(("original", "rewritten", "tile engine's SQL")):
+        if i >= len(item.queries()):
+            break
+        try:
+            found = compare.ordered(spark, item.queries()[: i + 1])
+        except Exception as exc:  # noqa: BLE001 - the generator / the rewriter wrote bad SQL
+            return [_finding(prepared, item, ERROR, f"{label}: {_line(exc)}")]
+    return _findings(prepared, item, found)
+
+
+def _findings(prepared: Prepared, item: Pending, found: list[list[Row]]) -> list[Finding]:
+    """`found`: Spark's rows of `item.queries()`, in order."""
+    out = []
+    detail = compare.difference(Counter(found[0]), Counter(found[1]))
+    if detail:
+        out.append(_finding(prepared, item, MISMATCH, detail))
+    local = item.local
+    if local is None:
+        return out
+    tiles = typed.spark_values(found[-1], local.schema)
+    detail = typed.difference(tiles, local.rows, typed.sort_keys(local.sql, local.columns))
+    if detail:
+        out.append(_finding(prepared, item, LOCAL_VS_TILES, detail))
     try:
-        compare.results(spark, [original])
-    except Exception as exc:  # noqa: BLE001 - the generator wrote SQL Spark rejects
-        return [Finding(prepared.star, seed, ERROR, original, rewritten, f"original: {_line(exc)}")]
-    try:
-        a, b = compare.results(spark, [original, rewritten])
-    except Exception as exc:  # noqa: BLE001 - the rewriter wrote SQL Spark rejects
-        return [
-            Finding(prepared.star, seed, ERROR, original, rewritten, f"rewritten: {_line(exc)}")
-        ]
-    detail = compare.difference(a, b)
-    return [Finding(prepared.star, seed, MISMATCH, original, rewritten, detail)] if detail else []
+        schema = prepared.spark.sql(item.original).schema
+        base = typed.spark_values(found[0], schema)
+        keys = typed.sort_keys(item.original, schema.names)
+        detail = typed.difference(base, local.rows, keys)
+    except Exception as exc:  # noqa: BLE001 - a finding, not a crash of the tester
+        detail = f"cannot compare: {_line(exc)}"
+    if detail:
+        out.append(_finding(prepared, item, LOCAL_VS_BASE, detail))
+    return out
+
+
+def _finding(prepared: Prepared, item: Pending, kind: str, detail: str) -> Finding:
+    rewritten = item.local.sql if kind in LOCAL_KINDS and item.local else item.rewritten
+    return Finding(prepared.star, item.seed, kind, item.original, rewritten, detail)
 
 
 def _line(exc: BaseException) -> str:

@@ -1,15 +1,18 @@
 """A bounded slice of the differential tester (bench/difftest.py runs it long): seeded random
 queries over the synthetic star (NULLs, duplicates, empty groups) and over FoodMart, each
-rewritten onto generated tiles and materializations and compared with the original on Spark."""
+rewritten onto generated tiles and materializations and compared with the original on Spark;
+those the tile engine answers, compared with Spark's answers types included."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from mvlattice.proof import difftest
+from mvlattice.proof import compare, difftest, typed
 from mvlattice.proof.stars import FOODMART, SYNTHETIC
 
 pytestmark = pytest.mark.spark
@@ -43,7 +46,62 @@ def _check(report: difftest.Report, queries: int, share: float) -> None:
 
 def test_synthetic_star(synthetic) -> None:
     assert synthetic.problems == ()
-    _check(difftest.run(synthetic, range(1000, 1040)), 40, 0.25)
+    report = difftest.run(synthetic, range(1000, 1040))
+    _check(report, 40, 0.25)
+    assert report.local >= report.rewritten // 2, report.summary()  # the tile engine checked
+    assert report.local + len(report.refusals) == report.rewritten
+
+
+def _local_answer(prepared) -> tuple[int, str, difftest.LocalRun]:
+    """The first generated query the tile engine answers, with a value of each kind."""
+    for seed in range(1000, 1100):
+        sql = difftest.querygen.query(prepared.shape, prepared.specs, seed)
+        answer = difftest.ask_tile_engine(prepared, sql)
+        if isinstance(answer, difftest.LocalRun) and len(answer.rows) > 1:
+            kinds = {type(v) for row in answer.rows for v in row}
+            if Decimal in kinds and int in kinds:
+                return seed, sql, answer
+    raise AssertionError("no query answered by the tile engine")
+
+
+def test_json_rows_are_what_collect_gives(synthetic) -> None:
+    """The tester's typed reading of Spark's batched JSON equals `collect()`, order included."""
+    _, _, answer = _local_answer(synthetic)
+    (found,) = compare.ordered(synthetic.spark, [answer.sql])
+    collected = [tuple(r) for r in synthetic.spark.sql(answer.sql).collect()]
+    every = tuple(range(len(answer.columns)))
+    assert typed.difference(collected, typed.spark_values(found, answer.schema), every) == ""
+    assert typed.difference(collected, list(answer.rows), None) == ""
+
+
+def test_a_wrong_local_answer_is_reported(synthetic) -> None:
+    """The tile engine check can fail: a changed value, a float for a DECIMAL or an int, a
+    DECIMAL of another scale, a lost row; each against Spark on the tiles and on the base."""
+    seed, sql, answer = _local_answer(synthetic)
+    rewritten = difftest.rewrite(sql, synthetic.context, explain=False).sql
+    first = answer.rows[0]
+    d = next(i for i, v in enumerate(first) if isinstance(v, Decimal))
+    n = next(i for i, v in enumerate(first) if type(v) is int)
+
+    def changed(i: int, value: object) -> tuple:
+        return tuple(value if j == i else v for j, v in enumerate(first))
+
+    wrong = [
+        changed(n, first[n] + 1),
+        changed(d, float(first[d])),
+        changed(n, float(first[n])),
+        changed(d, first[d].quantize(Decimal(1).scaleb(first[d].as_tuple().exponent - 1))),
+    ]
+    pending = [difftest.Pending(seed, sql, rewritten, answer)]
+    for i, row in enumerate(wrong):
+        local = dataclasses.replace(answer, rows=(row, *answer.rows[1:]))
+        pending.append(difftest.Pending(seed + 1 + i, sql, rewritten, local))
+    lost = dataclasses.replace(answer, rows=answer.rows[1:])
+    pending.append(difftest.Pending(seed + 9, sql, rewritten, lost))
+    found = difftest.compare_pairs(synthetic, pending)
+    kinds = sorted((f.seed - seed, f.kind) for f in found)
+    expected = [(i, k) for i in (1, 2, 3, 4, 9) for k in difftest.LOCAL_KINDS]
+    assert kinds == sorted(expected), [str(f) for f in found]
 
 
 def test_foodmart(foodmart_star) -> None:
