@@ -23,9 +23,21 @@ form POSTs, no token. It reports per class (normal / hostile) the count, statuse
 latency, and fails (exit 1) on any 5xx, any normal query not answered 200 or any hostile request
 not refused with a 4xx. No solo run or HTTP-only baseline then; a short warm-up goes first.
 
+With --engines the clients run queries (`POST /v1/query`) in two phases of --seconds each:
+"tiles", every query one the shop's (category, year) tile answers (rewritten onto a small fresh
+tile: the tile engine's to answer in the server's driver), then "mixed", where a share of them
+(--spark-share, 1 in 4) are queries no view answers, which Spark must run. It reports per kind
+(tile / spark) the count, p50/p90/p99 latency, errors and the engine each answer names, the
+server's peak resident memory (its process tree sampled every 0.5 s, and each process's VmHWM;
+with --url only given --server-pid) and, when /metrics shows them, the tile cache's bytes
+against its budget and the queries answered per engine. Goals (issue 19): tiles p99 <= 50 ms
+with 0 errors; mixed, the tile-answerable queries' p99 <= 100 ms. --phase runs one phase only.
+
     python bench/serve_load.py [--clients 32] [--seconds 60] [--solo-seconds 10] [--json]
                                [--url http://127.0.0.1:PORT] [--token-file F] [--keep]
                                [--no-baseline] [--mixed [--hostile-share 0.25]]
+                               [--engines [--spark-share 0.25] [--phase both|tiles|mixed]
+                                [--server-pid PID]]
 """
 
 from __future__ import annotations
@@ -650,6 +662,313 @@ def run_mixed(args: argparse.Namespace, url: str, token: str | None, server, roo
     return 1 if failed else 0
 
 
+# -- engine mode: tile-answerable queries, and a share that needs Spark ---------------------------
+def tile_query(rng: random.Random) -> str:
+    """A query the shop's (category, year) tile answers: rewritten, small, fresh — the tile
+    engine's to answer in the server's driver. Literals vary so no two are alike."""
+    year, cat, k = rng.choice((2020, 2021)), f"c{rng.randint(0, 2)}", rng.randint(1, 5)
+    return rng.choice((
+        f"select p.category, sum(s.units) as units, count(*) as n {STAR} group by p.category",
+        f"select p.category, sum(s.units) as u {STAR} where s.year = {year} group by p.category",
+        f"select s.year, count(*) as n {STAR} where p.category = '{cat}' group by s.year",
+        f"select p.category, s.year, sum(s.units) as u {STAR} group by p.category, s.year "
+        f"order by u desc, p.category, s.year limit {k}",
+        f"select count(*) as n {STAR} where s.year in ({year}, {year + 1})",
+    ))  # fmt: skip
+
+
+def spark_query(rng: random.Random) -> str:
+    """A query no view answers (not rewritten): Spark's to answer."""
+    units = rng.randint(0, 6)
+    return rng.choice((
+        f"select p.brand, sum(s.units) as u {STAR} where s.units > {units} group by p.brand",
+        f"select sale_id, units from shop.sales where units > {units} order by sale_id limit 50",
+    ))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    cls: str  # tile | spark: which kind of query was sent
+    status: int | str  # the HTTP status, or the client-side error's name
+    ms: float
+    engine: str  # who answered, as the response says ("" when it does not say)
+    rewritten: bool
+    detail: str  # the start of the answer when it was not a 200 with rows
+    reason: str = ""  # why Spark answered a rewritten query, as the response says
+
+
+async def engine_client(
+    url: str, token: str | None, seed: int, stop_at: float, spark_share: float
+) -> list[Answered]:
+    """One closed-loop client: `POST /v1/query` of a query that needs Spark with probability
+    `spark_share`, else a tile-answerable one."""
+    parts = urllib.parse.urlsplit(url)
+    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
+    rng = random.Random(seed)
+    out: list[Answered] = []
+    while time.perf_counter() < stop_at:
+        cls = "spark" if rng.random() < spark_share else "tile"
+        sql = spark_query(rng) if cls == "spark" else tile_query(rng)
+        started = time.perf_counter()
+        try:
+            status, payload = await asyncio.wait_for(
+                conn.post("/v1/query", json.dumps({"sql": sql}).encode()), MIXED_TIMEOUT
+            )
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError) as exc:
+            ms = (time.perf_counter() - started) * 1000.0
+            out.append(Answered(cls, type(exc).__name__, ms, "", False, str(exc)))
+            await conn.close()
+            await asyncio.sleep(0.1)  # no busy loop on a refused connection
+            continue
+        ms = (time.perf_counter() - started) * 1000.0
+        doc = _json_or_none(payload)
+        ok = status == 200 and isinstance(doc, dict) and isinstance(doc.get("rows"), list)
+        engine = str(doc.get("engine", "")) if isinstance(doc, dict) else ""
+        rewritten = isinstance(doc, dict) and doc.get("rewritten") is True
+        reason = str(doc.get("engine_reason") or "") if isinstance(doc, dict) else ""
+        detail = "" if ok else payload[:300].decode(errors="replace")
+        out.append(Answered(cls, status if ok or status != 200 else "200 without rows", ms,
+                            engine, rewritten, detail, reason))  # fmt: skip
+    await conn.close()
+    return out
+
+
+def _json_or_none(payload: bytes) -> object:
+    try:
+        return json.loads(payload)
+    except ValueError:
+        return None
+
+
+async def engine_warm_up(url: str, token: str | None) -> list[str]:
+    """Each query shape a few times (not measured): the first queries of a fresh driver
+    compile and load classes, the tile engine reads the tile and asks Spark for the schema
+    once per SQL text. Returns the problems seen and the engines that answered."""
+    parts = urllib.parse.urlsplit(url)
+    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
+    rng, problems = random.Random(7), []
+    for i in range(60):
+        sql = spark_query(rng) if i % 4 == 3 else tile_query(rng)
+        try:
+            status, payload = await asyncio.wait_for(
+                conn.post("/v1/query", json.dumps({"sql": sql}).encode()), MIXED_TIMEOUT
+            )
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError) as exc:
+            problems.append(f"{type(exc).__name__} on {sql[:80]}")
+            await conn.close()
+            continue
+        if status != 200:
+            problems.append(f"{status} on {sql[:80]}: {payload[:200].decode(errors='replace')}")
+    await conn.close()
+    return problems
+
+
+def engine_summary(answers: list[Answered]) -> dict:
+    latencies = sorted(a.ms for a in answers)
+    statuses: dict[str, int] = {}
+    engines: dict[str, int] = {}
+    for a in answers:
+        statuses[str(a.status)] = statuses.get(str(a.status), 0) + 1
+        engines[a.engine or "?"] = engines.get(a.engine or "?", 0) + 1
+    errors = [a for a in answers if a.status != 200]
+    return {
+        "count": len(answers),
+        "statuses": dict(sorted(statuses.items())),
+        "engines": dict(sorted(engines.items())),
+        "rewritten": sum(a.rewritten for a in answers),
+        "p50_ms": round(percentile(latencies, 50), 2),
+        "p90_ms": round(percentile(latencies, 90), 2),
+        "p99_ms": round(percentile(latencies, 99), 2),
+        "max_ms": round(latencies[-1], 2) if latencies else None,
+        "errors": len(errors),
+        "error_kinds": sorted({f"{a.status} {a.detail[:120]}" for a in errors})[:5],
+        "spark_reasons": sorted({a.reason for a in answers if a.reason})[:5],
+    }
+
+
+async def engine_load(
+    url: str, token: str | None, clients: int, seconds: float, spark_share: float, pid: int | None
+) -> dict:
+    stop_at = time.perf_counter() + seconds
+    started = time.perf_counter()
+    stop = asyncio.Event()
+    memory = asyncio.create_task(watch_rss(pid, stop))
+    runs = await asyncio.gather(
+        *(engine_client(url, token, 3000 + i, stop_at, spark_share) for i in range(clients))
+    )
+    elapsed = time.perf_counter() - started
+    stop.set()
+    answers = [a for run in runs for a in run]
+    return {
+        "clients": clients,
+        "seconds": round(elapsed, 1),
+        "spark_share": spark_share,
+        "requests": len(answers),
+        "throughput_per_s": round(len(answers) / elapsed, 1),
+        "all": engine_summary(answers),
+        "tile": engine_summary([a for a in answers if a.cls == "tile"]),
+        "spark": engine_summary([a for a in answers if a.cls == "spark"]),
+        "server_rss": await memory,
+    }
+
+
+# -- the server's memory ---------------------------------------------------------------------------
+def _status_kb(pid: int, field: str) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    found = re.search(rf"^{field}:\s+(\d+) kB", text, re.M)
+    return int(found.group(1)) if found else None
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and its descendants (the server's Python and the Spark driver's JVM under it)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo += [int(c) for c in task.read_text().split()]
+    return out
+
+
+async def watch_rss(pid: int | None, stop: asyncio.Event) -> dict | None:
+    """The server's resident memory every half second during the load (its whole process tree,
+    and the Python process alone, where the tile engine and its cache live), and at the end
+    each process's own peak (VmHWM, since it started)."""
+    if pid is None:
+        return None
+    peak_tree = peak_python = 0
+    while not stop.is_set():
+        sizes = {p: _status_kb(p, "VmRSS") or 0 for p in _tree(pid)}
+        peak_tree = max(peak_tree, sum(sizes.values()))
+        peak_python = max(peak_python, sizes.get(pid, 0))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.5)
+    hwm = {p: _status_kb(p, "VmHWM") for p in _tree(pid)}
+    return {
+        "pid": pid,
+        "peak_tree_rss_mb": round(peak_tree / 1024, 1),  # sampled
+        "peak_python_rss_mb": round(peak_python / 1024, 1),  # sampled
+        "python_hwm_mb": round((hwm.get(pid) or 0) / 1024, 1),
+        "children_hwm_mb": {
+            str(p): round((kb or 0) / 1024, 1) for p, kb in hwm.items() if p != pid
+        },  # fmt: skip
+    }
+
+
+def tile_cache_metrics(url: str, token: str | None) -> dict | None:
+    """The tile cache's bytes against its budget, when /metrics shows them (a gauge named
+    mvlattice_tile_cache_*); None when the server does not expose it."""
+    import urllib.request
+
+    request = urllib.request.Request(url + "/metrics")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    text = urllib.request.urlopen(request, timeout=60).read().decode()
+    found = {
+        m.group(1): float(m.group(2))
+        for m in re.finditer(r"^mvlattice_tile_cache_(\w+)(?:\{[^}]*\})? (\S+)$", text, re.M)
+    }
+    answered = {
+        m.group(1): float(m.group(2))
+        for m in re.finditer(r'^mvlattice_queries_total\{engine="(\w+)"\} (\S+)$', text, re.M)
+    }
+    return {"tile_cache": found or None, "queries_by_engine": answered or None}
+
+
+def report_engine(results: dict, as_json: bool) -> None:
+    for phase, r in results["phases"].items():
+        print(
+            f"{phase:6} {r['clients']} clients  {r['seconds']:.1f} s  {r['requests']} requests  "
+            f"{r['throughput_per_s']:.1f} req/s  (share needing Spark {r['spark_share']:g})"
+        )
+        for cls in ("tile", "spark"):
+            c = r[cls]
+            if not c["count"]:
+                continue
+            print(
+                f"  {cls:5} {c['count']:7} queries  p50 {c['p50_ms']:8.2f} ms  p90 "
+                f"{c['p90_ms']:8.2f} ms  p99 {c['p99_ms']:8.2f} ms  max {c['max_ms'] or 0:8.2f} ms"
+                f"  errors {c['errors']}  answered by {c['engines']}"
+            )
+            for kind in c["error_kinds"]:
+                print(f"        error: {kind}")
+            for reason in c["spark_reasons"]:
+                print(f"        Spark answered a rewritten query: {reason}")
+        rss = r["server_rss"]
+        if rss:
+            print(
+                f"  server memory: peak RSS {rss['peak_tree_rss_mb']:.0f} MB (process tree, "
+                f"sampled), Python {rss['peak_python_rss_mb']:.0f} MB (VmHWM "
+                f"{rss['python_hwm_mb']:.0f} MB), children VmHWM {rss['children_hwm_mb']} MB"
+            )
+        else:
+            print("  server memory: unknown (give --server-pid with --url)")
+    cache = results.get("server_metrics", {}) or {}
+    tiles = cache.get("tile_cache")
+    if tiles:
+        print(f"tile cache (from /metrics): {tiles}")
+    else:
+        print("tile cache: not exposed by the server's /metrics")
+    print(f"queries by engine (from /metrics): {cache.get('queries_by_engine')}")
+    if results.get("warm_up_problems"):
+        print(f"warm-up problems: {results['warm_up_problems']}")
+    for line in engine_verdicts(results):
+        print(line)
+    if as_json:
+        print(json.dumps(results))
+
+
+def engine_verdicts(results: dict) -> list[str]:
+    out = []
+    phases = results["phases"]
+    if "tiles" in phases:
+        t = phases["tiles"]["tile"]
+        ok = t["errors"] == 0 and t["p99_ms"] <= 50
+        out.append(f"goal tiles (p99 <= 50 ms, 0 errors): {'met' if ok else 'NOT met'} "
+                   f"(p99 {t['p99_ms']} ms, {t['errors']} errors)")  # fmt: skip
+    if "mixed" in phases:
+        t, s = phases["mixed"]["tile"], phases["mixed"]["spark"]
+        ok = t["errors"] == 0 and s["errors"] == 0 and t["p99_ms"] <= 100
+        out.append(f"goal mixed (tile-answerable p99 <= 100 ms, 0 errors): "
+                   f"{'met' if ok else 'NOT met'} (p99 {t['p99_ms']} ms, "
+                   f"{t['errors'] + s['errors']} errors)")  # fmt: skip
+    local = sum(p["tile"]["engines"].get("local", 0) for p in phases.values())
+    sent = sum(p["tile"]["count"] for p in phases.values())
+    out.append(f"tile-answerable queries answered by the tile engine: {local} of {sent}")
+    return out
+
+
+def engine_failed(results: dict) -> bool:
+    return any(p["all"]["errors"] for p in results["phases"].values())
+
+
+def run_engines(args: argparse.Namespace, url: str, token: str | None, server, pid) -> int:
+    """--engines: the tile-answerable load, then the mixed one, on the same server."""
+    shares = {"tiles": 0.0, "mixed": args.spark_share}
+    if args.phase != "both":
+        shares = {args.phase: shares[args.phase]}
+    results: dict = {"phases": {}}
+    try:
+        say("warming up: each query shape a few times …")
+        results["warm_up_problems"] = asyncio.run(engine_warm_up(url, token))
+        for phase, share in shares.items():
+            say(f"{phase}: {args.clients} clients for {args.seconds:g} s, share needing Spark "
+                f"{share:g} …")  # fmt: skip
+            results["phases"][phase] = asyncio.run(
+                engine_load(url, token, args.clients, args.seconds, share, pid)
+            )
+        results["server_metrics"] = tile_cache_metrics(url, token)
+    finally:
+        if server is not None and not args.keep:
+            server.stop()
+    report_engine(results, args.json)
+    return 1 if engine_failed(results) else 0
+
+
 # -- a self-contained server ---------------------------------------------------------------------
 def start_server(root: Path):  # a tests.integration Server
     from mvlattice.spark import build_session, spark_conf
@@ -739,6 +1058,18 @@ def main() -> int:
     parser.add_argument(
         "--hostile-share", type=float, default=0.25, help="with --mixed: hostile share (0.25)"
     )
+    parser.add_argument(
+        "--engines",
+        action="store_true",
+        help="executing /v1/query requests the tile engine can answer, then a mixed load",
+    )
+    parser.add_argument(
+        "--spark-share", type=float, default=0.25, help="with --engines: mixed share (0.25)"
+    )
+    parser.add_argument(
+        "--phase", choices=("both", "tiles", "mixed"), default="both", help="with --engines"
+    )
+    parser.add_argument("--server-pid", type=int, help="with --url: its pid, for its memory")
     parser.add_argument("--null-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.null_server:
@@ -748,6 +1079,8 @@ def main() -> int:
         raise SystemExit("bounded: 1..256 clients, at most 600 s")
     if not 0 <= args.hostile_share <= 1:
         raise SystemExit("--hostile-share is a share: 0..1")
+    if not 0 <= args.spark_share <= 1:
+        raise SystemExit("--spark-share is a share: 0..1")
     server, root = None, None
     if args.url:
         host = urllib.parse.urlsplit(args.url).hostname or ""
@@ -764,6 +1097,9 @@ def main() -> int:
         url, token = server.url, TOKEN
     if args.mixed:
         return run_mixed(args, url, token, server, root)
+    if args.engines:
+        pid = server.process.pid if server is not None else args.server_pid
+        return run_engines(args, url, token, server, pid)
     try:
         results = {}
         if args.solo_seconds > 0:
