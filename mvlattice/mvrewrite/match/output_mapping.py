@@ -7,8 +7,10 @@ its grouping outputs only — or from tables joined back to the view.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
+from mvlattice.mvrewrite.match import time_grain
 from mvlattice.mvrewrite.match.attempt import CANNOT_ROLL_UP, MISSING_COLUMN, Attempt, Rejection
 from mvlattice.mvrewrite.match.view_outputs import Available, index
 from mvlattice.sql import ir
@@ -40,7 +42,18 @@ def _available(attempt: Attempt) -> Available:
             continue  # only grouping outputs can be filtered, grouped or joined on
         target = ir.Column(attempt.view_alias, output.name)
         outputs.setdefault(attempt.to_query_space(output.expr), target)
-    return index(outputs, attempt.query_preds.classes, frozenset(attempt.join_back))
+    plain = index(outputs, attempt.query_preds.classes, frozenset(attempt.join_back))
+    # time expressions read from a view output truncating their column to a finer grain
+    return time_grain.available(plain, time_grain.grains_of(outputs, _column_type(attempt)))
+
+
+def _column_type(attempt: Attempt) -> Callable[[ir.Column], str | None]:
+    def type_of(column: ir.Column) -> str | None:
+        if column.rel not in attempt.query.rels:
+            return None
+        return attempt.keys.type_of(attempt.query.table_of(column.rel), column.name)
+
+    return type_of
 
 
 def _filters(attempt: Attempt, available: Available) -> tuple[ir.Expr, ...] | Rejection:
