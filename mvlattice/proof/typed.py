@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections import Counter
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -58,11 +59,32 @@ def difference(expected: Sequence[Row], actual: Sequence[Row], keys: Sequence[in
         for i, (x, y) in enumerate(zip(expected, actual, strict=True)):
             if not same_row(tuple(x[k] for k in keys), tuple(y[k] for k in keys)):
                 return f"order differs at row {i}: {x!r} vs {y!r}"
-    left, right = sorted(expected, key=_key), sorted(actual, key=_key)
-    for x, y in zip(left, right, strict=True):
-        if not same_row(x, y):
-            return f"{x!r} vs {y!r}"
+    return _unmatched(expected, actual)
+
+
+def _unmatched(expected: Sequence[Row], actual: Sequence[Row]) -> str:
+    """Rows identical in value and type pair off exactly; what is left (floats a rounding
+    apart, or a difference) pairs off within tolerance, each with the first it matches."""
+    left, right = Counter(map(_exact, expected)), Counter(map(_exact, actual))
+    common = left & right
+    rest = [r for r in expected if not _take(common, _exact(r))]
+    common = left & right
+    others = [r for r in actual if not _take(common, _exact(r))]
+    for x in rest:
+        match = next((i for i, y in enumerate(others) if same_row(x, y)), None)
+        if match is None:
+            return (
+                f"only in Spark's answer: {x!r}; not matched in the tile engine's: {others[:2]!r}"
+            )
+        others.pop(match)
     return ""
+
+
+def _take(counts: Counter[tuple], key: tuple) -> bool:
+    if counts[key] > 0:
+        counts[key] -= 1
+        return True
+    return False
 
 
 def same_row(x: Row, y: Row) -> bool:
@@ -83,18 +105,12 @@ def same_value(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _key(row: Row) -> tuple:
-    """Rows equal within tolerance sort next to each other; types apart."""
-    return tuple(_part(v) for v in row)
-
-
-def _part(value: Any) -> tuple:
-    if value is None:
-        return (0, "")
-    if isinstance(value, float | Decimal | int) and not isinstance(value, bool):
-        number = float(value)
-        return (1, f"{number:.5g}" if math.isfinite(number) else str(number), type(value).__name__)
-    return (2, type(value).__name__, str(value))
+def _exact(row: Row) -> tuple:
+    """A row as a key that tells types and DECIMAL scales apart (1, 1.0 and Decimal('1.0')
+    are equal in Python)."""
+    return tuple(
+        (type(v).__name__, v, v.as_tuple().exponent if isinstance(v, Decimal) else 0) for v in row
+    )
 
 
 # -- the sort keys of a query -----------------------------------------------------------------

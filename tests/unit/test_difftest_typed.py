@@ -51,6 +51,16 @@ def test_equal_rows_in_any_order_pass() -> None:
     assert typed.difference(spark, local, None) == ""
 
 
+def test_rows_that_round_alike_are_not_confused() -> None:
+    """199209 and 199210 look alike at five digits: the rows still pair off exactly."""
+    spark = [(199209, 29, 1), (199210, 29, 1), (199211, 29, 2)]
+    local = [(199211, 29, 2), (199210, 29, 1), (199209, 29, 1)]
+    assert typed.difference(spark, local, None) == ""
+    assert typed.difference(spark, [(199211, 29, 1), *local[1:]], None)
+    floats = [(1.0000001, "a"), (1.0000002, "b")]
+    assert typed.difference(floats, [(1.0000002, "b"), (1.0000001, "a")], None) == ""
+
+
 def test_another_value_row_count_or_type_is_reported() -> None:
     spark = [(1, Decimal("1.50"), 2.0)]
     assert "rows" in typed.difference(spark, [], None)
