@@ -97,8 +97,8 @@ POSITIVE = [
     ("by_week", "SELECT COUNT(*) AS c FROM events WHERE ts >= '2021-03-01'"),  # a Monday
     ("by_date", "SELECT date_trunc('month', d) AS m, COUNT(*) AS c FROM events "
      "WHERE d >= '2021-01-01' GROUP BY date_trunc('month', d)"),
-    ("by_to_date", "SELECT year(ts) AS y, trunc(ts, 'Q') AS q, COUNT(*) AS c FROM events "
-     "GROUP BY year(ts), trunc(ts, 'Q')"),
+    ("by_to_date", "SELECT year(ts) AS y, trunc(ts, 'QUARTER') AS q, COUNT(*) AS c FROM events "
+     "GROUP BY year(ts), trunc(ts, 'QUARTER')"),
     ("day_rows", "SELECT id, month(ts) AS mo, amount FROM events WHERE ts < '2021-04-01'"),
 ]  # fmt: skip
 
