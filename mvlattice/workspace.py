@@ -137,6 +137,14 @@ class Workspace:
             raise JobError(f"query failed: {_first_line(exc)}") from None
         return list(frame.columns), [tuple(r) for r in rows]
 
+    def renamed_outputs(self) -> tuple[tuple[str, str, str], ...]:
+        """(materialization, stored name, output as written) for each output of a declared
+        materialization stored under another name (`mvlattice.sql.stored_names`); no Spark."""
+        from mvlattice.mvrewrite.context import context_for
+
+        context = context_for(self.model, tiles=())
+        return tuple((v.name, s, n) for v in context.views for s, n in v.renamed.items())
+
     def validate_data(self) -> tuple[tuple[Constraint, ...], tuple[Violation, ...]]:
         from mvlattice.model.checks import check_data
 

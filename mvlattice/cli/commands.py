@@ -79,6 +79,7 @@ def validate(args: argparse.Namespace) -> int:
     ws = params.workspace(args)
     model = ws.model
     checked, violations = ws.validate_data() if args.data else ((), ())
+    renamed = ws.renamed_outputs()
     if args.json:
         print(
             dumps(
@@ -96,6 +97,9 @@ def validate(args: argparse.Namespace) -> int:
                         for lat in model.lattices
                     ],
                     "materializations": [m.name for m in model.materializations],
+                    "renamed": [
+                        {"materialization": v, "stored": s, "output": n} for v, s, n in renamed
+                    ],
                     "constraints_checked": len(checked),
                     "violations": [{"message": v.describe(), "count": v.count} for v in violations],
                 }
@@ -116,12 +120,26 @@ def validate(args: argparse.Namespace) -> int:
             print(f"  data: {len(checked)} constraint(s) checked, {len(violations)} violated")
             for v in violations:
                 print(f"  VIOLATED: {v.describe()}")
+    for view, stored, name in renamed:
+        print(
+            f"mvlattice: warning: materialization {view}: output {name} is stored as "
+            f"column {stored} ({_rename_reason(name)})",
+            file=sys.stderr,
+        )
     if violations:
         print(
             f"mvlattice: error: the data violates {len(violations)} constraint(s)", file=sys.stderr
         )
         return 1
     return 0
+
+
+def _rename_reason(name: str) -> str:
+    from mvlattice.sql.stored_names import valid_name
+
+    if valid_name(name):
+        return "an earlier output has that name"
+    return "an unnamed expression: Delta rejects its characters"
 
 
 def sql(args: argparse.Namespace) -> int:

@@ -171,6 +171,9 @@ class CatalogEntry:
     hits: int = 0
     last_used: float | None = None
     location: str = ""
+    # Stored column name -> the output as written, for outputs stored under another name
+    # (unnamed expressions, repeated names: `mvlattice.sql.stored_names`).
+    renamed: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
@@ -246,6 +249,7 @@ def entry(ctx: JobContext, target: Target) -> CatalogEntry:
         hits=usage.hits if usage else 0,
         last_used=usage.last_used if usage else None,
         location=target.location,
+        renamed=dict(record.renamed) if record else {},
     )
 
 

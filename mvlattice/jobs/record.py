@@ -59,6 +59,9 @@ class TileRecord:
     # Delta table id per source; None when the tile was recorded before mvlattice kept ids.
     source_ids: tuple[tuple[str, TableId], ...] | None = None
     extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # Stored name -> the output's name as written, for outputs Delta would reject
+    # (`mvlattice.sql.stored_names`).
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def versions(self) -> dict[str, Version]:
@@ -99,6 +102,8 @@ def to_properties(record: TileRecord) -> dict[str, str]:
         props["lattice"] = record.lattice
         props["dimensions"] = json.dumps(list(record.dimensions))
         props["measures"] = json.dumps([_measure_json(m) for m in record.measures])
+    if record.renamed:
+        props["renamed"] = json.dumps(dict(record.renamed))
     return {PREFIX + k: v for k, v in props.items()}
 
 
@@ -125,6 +130,7 @@ def from_properties(props: Mapping[str, str]) -> TileRecord | None:
             tuple(json.loads(p.get("dimensions", "[]"))),
             tuple(_measure(m) for m in json.loads(p.get("measures", "[]"))),
             _ids(p.get("sourceIds")),
+            renamed=_renamed(p.get("renamed")),
         )
     except (KeyError, ValueError, TypeError):
         return None
@@ -165,6 +171,13 @@ def _ids_property(record: TileRecord) -> dict[str, str]:
     if record.source_ids is None:
         return {}
     return {"sourceIds": json.dumps(dict(record.source_ids), sort_keys=True)}
+
+
+def _renamed(text: str | None) -> tuple[tuple[str, str], ...]:
+    found = json.loads(text) if text else {}
+    if not isinstance(found, dict):
+        raise ValueError("renamed is not an object")
+    return tuple((str(k), str(v)) for k, v in found.items())
 
 
 def _ids(text: str | None) -> tuple[tuple[str, TableId], ...] | None:

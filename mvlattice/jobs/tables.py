@@ -19,7 +19,7 @@ import contextlib
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import log as deltalog
@@ -28,6 +28,7 @@ from mvlattice.jobs.identity import tile_change
 from mvlattice.jobs.record import TileRecord, commit_tag, from_properties, to_properties
 from mvlattice.jobs.tilesql import q, sql_string
 from mvlattice.jobs.vacuum import retention_property
+from mvlattice.sql.stored_names import renamed, stored_names
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -129,12 +130,18 @@ def write_table(
 ) -> TileRecord:
     """Compute `select_sql` once (cached), count it, and commit it with its record; sorted
     by `sort_by` (see `clustering_order`) when it has at least SORT_MIN_ROWS rows. With
-    `retention_seconds`, the table's vacuum retention is set in the same commit."""
-    frame = spark.sql(select_sql).cache()
+    `retention_seconds`, the table's vacuum retention is set in the same commit. Outputs
+    Delta would reject (unnamed expressions, repeated names) are stored under the names
+    `sql.stored_names` gives them, recorded in the record's `renamed`."""
+    frame = spark.sql(select_sql)
+    renames = tuple(renamed(frame.columns).items())
+    if renames:
+        frame = frame.toDF(*stored_names(frame.columns))
+    frame = frame.cache()
     view = "mvlattice_build_" + uuid.uuid4().hex[:12]
     try:
         rows = frame.count()
-        record = record_for(rows)
+        record = replace(record_for(rows), renamed=renames)
         order = clustering_order(frame, sort_by) if sort_by and rows >= SORT_MIN_ROWS else ()
         frame.createOrReplaceTempView(view)
         properties = to_properties(record)

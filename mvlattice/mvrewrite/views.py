@@ -8,13 +8,15 @@ A tile of lattice L with dimensions D and measures M is the view
 stored at `mvlattice.jobs.naming.tile_qualified_name(spec)`; measures are stored as
 `mvlattice.lattice.measures.stored_columns` says (AVG as sum_x and count_x, COUNT DISTINCT as a
 column that cannot be re-aggregated). A materialization is its own SQL, stored at
-`schema.table`.
+`schema.table`; its outputs carry their stored names (`mvlattice.sql.stored_names`: unnamed
+expressions and repeated names are stored as `_c<position>` and `<name>_<position>`), so
+matching reads each output expression from the column that holds it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from mvlattice.errors import MvlatticeError
@@ -22,8 +24,10 @@ from mvlattice.jobs.naming import tile_qualified_name
 from mvlattice.lattice.lattice import Lattice, TileSpec
 from mvlattice.lattice.measures import base_aggregate_sql, column_name, stored_columns
 from mvlattice.model.loader import Materialization
+from mvlattice.sql import ir
 from mvlattice.sql.quote import identifier
 from mvlattice.sql.spjg import Spjg
+from mvlattice.sql.stored_names import renamed, stored_names
 
 # (sql, default schema) -> the block of a view definition; raises MvlatticeError if it has none
 Compile = Callable[[str, str | None], Spjg]
@@ -41,6 +45,7 @@ class View:
     labels: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (table, column) -> label
     row_count: float | None = None
     max_staleness_seconds: float | None = None
+    renamed: Mapping[str, str] = field(default_factory=dict)  # stored name -> name as written
 
     def label(self, table: str, column: str) -> str | None:
         return self.labels.get((table, column))
@@ -68,6 +73,11 @@ def tile_view(lattice: Lattice, spec: TileSpec, compile_block: Compile) -> View:
 
 def materialization_view(item: Materialization, compile_block: Compile) -> View:
     block, problem = _compile(item.sql, item.schema, compile_block)
+    names = renamed([o.name for o in block.outputs]) if block is not None else {}
+    if block is not None and names:
+        stored = stored_names([o.name for o in block.outputs])
+        outputs = tuple(ir.Output(n, o.expr) for n, o in zip(stored, block.outputs, strict=True))
+        block = replace(block, outputs=outputs)
     return View(
         name=item.name,
         table=f"{item.schema}.{item.table}",
@@ -76,6 +86,7 @@ def materialization_view(item: Materialization, compile_block: Compile) -> View:
         block=block,
         problem=problem,
         max_staleness_seconds=item.max_staleness_seconds,
+        renamed=MappingProxyType(dict(names)),
     )
 
 
