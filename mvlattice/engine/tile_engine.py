@@ -11,6 +11,7 @@ registered tiles are all it can read.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -53,10 +54,11 @@ class _Plan:
 
 
 class TileEngine:
-    def __init__(self, fast_path: FastPath, threads: int = 1) -> None:
+    def __init__(self, fast_path: FastPath, threads: int | None = None) -> None:
         self.fast_path = fast_path
         self.cache = TileCache(fast_path.cache_bytes)
-        self._threads = threads
+        # Small tiles take one thread; large ones scan faster on every core.
+        self._threads = threads if threads is not None else min(4, os.cpu_count() or 1)
         self._db: Any = None
         self._lock = threading.Lock()
         self._plans: OrderedDict[tuple, _Plan | Refusal] = OrderedDict()

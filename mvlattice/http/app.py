@@ -116,9 +116,19 @@ def _query_routes(app: FastAPI, service: Service) -> None:
             out = backend.query(req.sql, req.rewrite, limit, req.model, cancel)
             return out, answer_bytes(out, limit, started, settings.max_response_bytes)
 
+        def local() -> tuple[Any, bytes] | None:
+            check_query(req.sql)  # what text alone refuses never takes a query slot
+            fast = getattr(backend, "query_local", None)
+            out = fast(req.sql, req.rewrite, limit, req.model, cancel) if fast else None
+            return None if out is None else (out, answer_bytes(out, limit, started, max_bytes))
+
+        max_bytes = settings.max_response_bytes
         try:
-            # What text alone refuses never takes a query slot.
-            await service.rewrite_thread(lambda: check_query(req.sql))
+            # Answers from tiles take no Spark query slot: they never wait behind Spark jobs.
+            answered = await service.rewrite_thread(local)
+            if answered is not None:
+                out, payload = answered
+                return _answered(service, req, out, payload, started)
             async with service.gate.slot():
                 service.running.add(cancel)
                 try:
@@ -129,13 +139,19 @@ def _query_routes(app: FastAPI, service: Service) -> None:
         except Exception as exc:
             service.failed("query", req.sql, req.model, started, exc)
             raise
-        if req.rewrite:
-            service.metrics.rewrite(_outcome(out.rewritten), out.rewrite_seconds)
-        service.metrics.answered(out.engine)
-        service.log("query", req.sql, out.model, started, rewritten=out.rewritten,
-                    views=out.materializations, outcome=Outcome.OK,
-                    engine=out.engine)  # fmt: skip
-        return Response(payload, media_type="application/json")
+        return _answered(service, req, out, payload, started)
+
+
+def _answered(
+    service: Service, req: QueryRequest, out: Any, payload: bytes, started: float
+) -> Response:
+    if req.rewrite:
+        service.metrics.rewrite(_outcome(out.rewritten), out.rewrite_seconds)
+    service.metrics.answered(out.engine)
+    service.log("query", req.sql, out.model, started, rewritten=out.rewritten,
+                views=out.materializations, outcome=Outcome.OK,
+                engine=out.engine)  # fmt: skip
+    return Response(payload, media_type="application/json")
 
 
 async def _until_disconnect(request: Request, cancel: threading.Event, work: Any) -> Any:

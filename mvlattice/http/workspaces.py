@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+class _SparkNeeded(Exception):
+    """The tile engine did not answer: the query goes through a Spark query slot."""
+
+
 class WorkspaceBackend:
     def __init__(
         self,
@@ -82,11 +86,7 @@ class WorkspaceBackend:
         model: str | None,
         cancel: threading.Event | None = None,
     ) -> Answer:
-        name = model
-        if name is None and len(self.workspaces) > 1:
-            # the model that rewrites; without rewriting any will do (one shared SparkSession)
-            name = self.rewrite(sql, False, None).model if rewrite else next(iter(self.workspaces))
-        name, ws = self._pick(name)[0]
+        name, ws = self._query_model(sql, rewrite, model)
 
         def run(text: str, rows: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
             return self._sandbox(name, ws).run(text, rows, cancel)
@@ -95,6 +95,39 @@ class WorkspaceBackend:
                           describe=self._describer(name, ws), timeout=self.query_timeout,
                           cancel=cancel)  # fmt: skip
         return answer_of(name, result, limit)
+
+    def query_local(
+        self,
+        sql: str,
+        rewrite: bool,
+        limit: int,
+        model: str | None,
+        cancel: threading.Event | None = None,
+    ) -> Answer | None:
+        """The tile engine's answer, or None when Spark must answer (then `query`, which
+        takes one of the service's Spark query slots): answers from tiles never wait behind
+        Spark jobs. Nothing runs on Spark here, and no hit is counted for a None."""
+        if not rewrite or self.engine == "spark":
+            return None
+        name, ws = self._query_model(sql, rewrite, model)
+
+        def refuse(_text: str, _rows: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
+            raise _SparkNeeded
+
+        try:
+            result = ws.query(sql, rewrite=True, limit=limit + 1, runner=refuse,
+                              engine=self.engine, describe=self._describer(name, ws),
+                              timeout=self.query_timeout, cancel=cancel)  # fmt: skip
+        except _SparkNeeded:
+            return None
+        return answer_of(name, result, limit)
+
+    def _query_model(self, sql: str, rewrite: bool, model: str | None) -> tuple[str, Workspace]:
+        name = model
+        if name is None and len(self.workspaces) > 1:
+            # the model that rewrites; without rewriting any will do (one shared SparkSession)
+            name = self.rewrite(sql, False, None).model if rewrite else next(iter(self.workspaces))
+        return self._pick(name)[0]
 
     def _describer(self, name: str, ws: Workspace) -> Callable[[str], StructType]:
         """The model's sandbox check, returning Spark's output schema: the tile engine answers

@@ -1,9 +1,9 @@
 """`fast_path:` in the model: which rewritten queries the tile engine answers in the driver.
 
     fast_path:
-      max_rows: 1000000     # the largest tile (or materialization) it reads, in rows
+      max_rows: 5000000     # the largest tile (or materialization) it reads, in rows
       max_bytes: 256MiB     # ... and in bytes on storage
-      cache_bytes: 512MiB   # Arrow data of small tiles kept in memory, per (tile, version)
+      cache_bytes: 1GiB     # Arrow data of small tiles kept in memory, per (tile, version)
 
 Sizes are numbers of bytes or strings with a unit (KB, MB, GB, KiB, MiB, GiB). `max_rows: 0`
 turns the tile engine off for the model.
@@ -29,9 +29,9 @@ _UNITS = {
 
 @dataclass(kw_only=True, frozen=True, slots=True)
 class FastPath:
-    max_rows: int = 1_000_000
+    max_rows: int = 5_000_000
     max_bytes: int = 256 * 2**20
-    cache_bytes: int = 512 * 2**20
+    cache_bytes: int = 2**30
 
     @property
     def enabled(self) -> bool:

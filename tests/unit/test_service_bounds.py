@@ -149,3 +149,38 @@ def test_https_with_the_given_certificate(tmp_path: Path) -> None:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+class TileLaneBackend(SlowBackend):
+    """Spark queries wait until released; queries naming `tile_answerable` are answered by
+    the tile engine (`query_local`), every other one is left to Spark."""
+
+    def query_local(self, sql: str, rewrite: bool, limit: int, model: str | None,
+                    cancel: Any = None) -> Answer | None:  # fmt: skip
+        if "tile_answerable" not in sql:
+            return None
+        answer = FakeBackend.query(self, sql, rewrite, limit, model)
+        return Answer(model=answer.model, columns=answer.columns, rows=answer.rows,
+                      truncated=answer.truncated, rewritten=True, materializations=("t",),
+                      sql=sql, engine="local")  # fmt: skip
+
+
+def test_answers_from_tiles_do_not_wait_behind_spark_queries() -> None:
+    backend = TileLaneBackend()
+    service = Service(backend, Settings(max_queries=1, max_waiting=1))
+    with TestClient(create_app(service), base_url=LOCAL) as client:
+        answers: list[int] = []
+
+        def ask() -> None:
+            answers.append(client.post("/v1/query", json={"sql": "select 1"}).status_code)
+
+        spark_query = threading.Thread(target=ask)
+        spark_query.start()
+        assert backend.started.acquire(timeout=10)  # it holds the only Spark slot
+        for _ in range(3):
+            fast = client.post("/v1/query", json={"sql": "select 1 as tile_answerable"})
+            assert fast.status_code == 200 and fast.json()["engine"] == "local"
+        assert answers == []  # the Spark query is still running
+        backend.gate.set()
+        spark_query.join(10)
+        assert answers == [200]
