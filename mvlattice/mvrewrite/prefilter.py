@@ -8,7 +8,8 @@ building equivalence classes for views that plainly cannot answer the query:
 - the view reads none of the query's tables (TABLES_NOT_CONTAINED);
 - the query groups by a column of a table that both sides read once, the view does not
   group by that column, and the column takes part in no column equality on either side (so
-  no other column can stand in for it) — MISSING_COLUMN, as output mapping would say.
+  no other column can stand in for it) — MISSING_COLUMN, as output mapping would say. A
+  view grouping by a cast of the column counts as grouping by it (`lossless_cast`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from mvlattice.mvrewrite.match import lossless_cast
 from mvlattice.mvrewrite.match.attempt import MISSING_COLUMN, TABLES_NOT_CONTAINED, Rejection
 from mvlattice.mvrewrite.views import View
 from mvlattice.sql import ir
@@ -31,6 +33,7 @@ class Summary:
     tables: Counter[str]
     key_columns: frozenset[TableColumn]  # grouping expressions that are plain columns
     equated: frozenset[TableColumn]  # columns in some column = column conjunct
+    cast_keys: frozenset[TableColumn] = frozenset()  # columns a grouping CAST reads
 
     @staticmethod
     def of(block: Spjg) -> Summary:
@@ -40,6 +43,8 @@ class Summary:
             return (table_of.get(column.rel, ""), column.name)
 
         keys = frozenset(named(k) for k in block.keys if isinstance(k, ir.Column))
+        casts = (lossless_cast.cast_operand(k) for k in block.keys)
+        cast_keys = frozenset(named(c[0]) for c in casts if c is not None)
         equated = frozenset(
             named(side)
             for c in block.conjuncts
@@ -49,7 +54,7 @@ class Summary:
             and isinstance(c.left, ir.Column)
             and isinstance(c.right, ir.Column)
         )
-        return Summary(Counter(table_of.values()), keys, equated)
+        return Summary(Counter(table_of.values()), keys, equated, cast_keys)
 
 
 def reject(query: Summary, view: View, summary: Summary | None) -> Rejection | None:
@@ -68,7 +73,7 @@ def reject(query: Summary, view: View, summary: Summary | None) -> Rejection | N
 
 
 def _missing_key(query: Summary, view: View, summary: Summary) -> Rejection | None:
-    for table, column in sorted(query.key_columns - summary.key_columns):
+    for table, column in sorted(query.key_columns - summary.key_columns - summary.cast_keys):
         if query.tables[table] != 1 or summary.tables[table] != 1:
             continue
         if (table, column) in query.equated or (table, column) in summary.equated:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from mvlattice.mvrewrite.match import time_grain
+from mvlattice.mvrewrite.match import lossless_cast, time_grain
 from mvlattice.mvrewrite.match.attempt import CANNOT_ROLL_UP, MISSING_COLUMN, Attempt, Rejection
 from mvlattice.mvrewrite.match.view_outputs import Available, index
 from mvlattice.sql import ir
@@ -42,9 +42,14 @@ def _available(attempt: Attempt) -> Available:
             continue  # only grouping outputs can be filtered, grouped or joined on
         target = ir.Column(attempt.view_alias, output.name)
         outputs.setdefault(attempt.to_query_space(output.expr), target)
-    plain = index(outputs, attempt.query_preds.classes, frozenset(attempt.join_back))
+    type_of = _column_type(attempt)
+    readable: dict[ir.Expr, ir.Expr] = dict(outputs)
+    # a column read back from a view output that widens it losslessly (CAST(c AS BIGINT))
+    for column, read in lossless_cast.widened(outputs, type_of).items():
+        readable.setdefault(column, read)
+    plain = index(readable, attempt.query_preds.classes, frozenset(attempt.join_back))
     # time expressions read from a view output truncating their column to a finer grain
-    return time_grain.available(plain, time_grain.grains_of(outputs, _column_type(attempt)))
+    return time_grain.available(plain, time_grain.grains_of(outputs, type_of))
 
 
 def _column_type(attempt: Attempt) -> Callable[[ir.Column], str | None]:
