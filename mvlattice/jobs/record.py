@@ -160,11 +160,19 @@ def spec_from_json(data: Mapping) -> TileSpec:
 
 
 def _measure_json(m: Measure) -> dict:
-    return {"agg": m.agg, "args": list(m.args), "distinct": m.distinct}
+    out = {"agg": m.agg, "args": list(m.args), "distinct": m.distinct}
+    if m.approximate:
+        out["approximate"] = True
+    return out
 
 
 def _measure(data: Mapping) -> Measure:
-    return Measure(str(data["agg"]), tuple(data.get("args", ())), bool(data.get("distinct")))
+    return Measure(
+        str(data["agg"]),
+        tuple(data.get("args", ())),
+        bool(data.get("distinct")),
+        bool(data.get("approximate")),
+    )
 
 
 def _ids_property(record: TileRecord) -> dict[str, str]:

@@ -58,6 +58,7 @@ class Measure:
     agg: str
     args: tuple[str, ...] = ()
     distinct: bool = False
+    approximate: bool = False  # COUNT(DISTINCT x) kept as an HLL sketch: APPROX_COUNT_DISTINCT
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "agg", self.agg.lower())
@@ -66,10 +67,14 @@ class Measure:
     def name(self) -> str:
         """A stable column name for the measure in a tile, e.g. sum_unit_sales, count."""
         head = (self.agg, "distinct") if self.distinct else (self.agg,)
+        if self.approximate:
+            head = ("approx", *head)
         return "_".join((*head, *self.args)).replace(".", "_")
 
     def __str__(self) -> str:
         inner = ", ".join(self.args) or "*"
+        if self.approximate:
+            return f"approx_count_distinct({inner})"
         return f"{self.agg}({'DISTINCT ' if self.distinct else ''}{inner})"
 
 

@@ -13,6 +13,13 @@ expression over its stored columns.
     AVG(x)   -> sum_x, count_x          rollup SUM,SUM  value sum_x / count_x
     COUNT(DISTINCT x) -> count_distinct_x; cannot roll up, unless x is a grouping column of
                          the finer tile (then it is COUNT(DISTINCT x) over that tile's rows)
+    APPROX_COUNT_DISTINCT(x)  (measure {agg: count, distinct: true, approximate: true})
+             -> hll_sketch_x = HLL_SKETCH_AGG(x)   rollup HLL_UNION_AGG
+                value HLL_SKETCH_ESTIMATE(hll_sketch_x)   (`sketch_estimate`)
+
+The sketch answers only APPROX_COUNT_DISTINCT: one estimate for another (DataSketches HLL, not
+Spark's HyperLogLog++, so the numbers may differ slightly within the error bounds). An exact
+COUNT(DISTINCT x) is never answered from a sketch.
 """
 
 from __future__ import annotations
@@ -23,6 +30,9 @@ from dataclasses import dataclass
 
 from mvlattice.lattice.lattice import Measure
 from mvlattice.sql.quote import identifier
+
+SKETCH_UNION = "hll_union_agg"  # the rollup of an HLL sketch column
+SKETCH_ESTIMATE = "hll_sketch_estimate"  # sketch -> BIGINT, as APPROX_COUNT_DISTINCT returns
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +56,8 @@ def column_name(label: str) -> str:
 def stored_columns(measure: Measure) -> tuple[StoredColumn, ...]:
     agg, args = measure.agg, measure.args
     suffix = "_".join(column_name(a) for a in args)
+    if measure.approximate or agg == "approx_count_distinct":
+        return (StoredColumn(f"hll_sketch_{suffix}", "hll_sketch_agg", args, False, SKETCH_UNION),)
     if measure.distinct:
         return (StoredColumn(f"count_distinct_{suffix}", "count", args, True, None),)
     if agg == "avg":

@@ -30,7 +30,7 @@ CALCITE_LATTICE_KEYS = (
 )
 OUR_LATTICE_KEYS = ("refresh", "maxStaleness", "vacuum")
 TILE_KEYS = ("dimensions", "measures")
-MEASURE_KEYS = ("agg", "args", "distinct")
+MEASURE_KEYS = ("agg", "args", "distinct", "approximate")
 MATERIALIZATION_KEYS = ("view", "table", "sql", "refresh", "maxStaleness", "vacuum")
 
 # Calcite's provider names map onto ours; the short names are the documented ones.
@@ -381,12 +381,22 @@ def _measures(value: Any, path: str, star: Star, problems: Problems) -> tuple[Me
         distinct = element.get("distinct", False)
         if problems.boolean(distinct, child(p, "distinct")) is None:
             continue
+        approximate = element.get("approximate", False)
+        if problems.boolean(approximate, child(p, "approximate")) is None:
+            continue
         if args is None:
             continue
         if agg.lower() != "count" and len(args) != 1:
             problems.add(p, f"{agg} takes exactly one argument")
             continue
-        out.append(Measure(agg, args, bool(distinct)))
+        if approximate and (agg.lower() != "count" or not distinct or len(args) != 1):
+            problems.add(
+                child(p, "approximate"),
+                "approximate: true is only for a distinct count of one column "
+                "({agg: count, args: x, distinct: true, approximate: true})",
+            )
+            continue
+        out.append(Measure(agg, args, bool(distinct), bool(approximate)))
     return tuple(dict.fromkeys(out))
 
 

@@ -28,6 +28,8 @@ def measure_document(measure: Measure) -> dict[str, Any]:
         out["args"] = list(measure.args)
     if measure.distinct:
         out["distinct"] = True
+    if measure.approximate:
+        out["approximate"] = True
     return out
 
 

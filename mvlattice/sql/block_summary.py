@@ -29,6 +29,8 @@ from typing import TypeVar
 
 from sqlglot import exp
 
+from mvlattice.sql.aggregates import is_aggregate_call
+
 # Nodes that open a scope of their own: their columns and aggregates are not the block's.
 NESTED = (exp.Query, exp.Window)
 # The clauses where a block's aggregate calls may stand (elsewhere Spark rejects them).
@@ -54,7 +56,7 @@ class BlockSummary:
     on_conjuncts: tuple[exp.Expr, ...]
     where_conjuncts: tuple[exp.Expr, ...]
     group_columns: tuple[exp.Column, ...]
-    aggregate_calls: tuple[exp.AggFunc, ...]
+    aggregate_calls: tuple[exp.Func, ...]
     has_group_by: bool
     distinct: bool  # SELECT DISTINCT (not DISTINCT ON)
 
@@ -145,10 +147,14 @@ def own_nodes(node: exp.Expr, kind: type[_Node]) -> list[_Node]:
     return found
 
 
-def aggregate_calls(select: exp.Select) -> tuple[exp.AggFunc, ...]:
+def aggregate_calls(select: exp.Select) -> tuple[exp.Func, ...]:
     """The block's own aggregate calls (select list, HAVING, ORDER BY), each once (by text),
     in breadth-first order over the whole block."""
-    calls = [c for c in own_nodes(select, exp.AggFunc) if _clause(c, select) in AGGREGATE_PLACES]
+    calls = [
+        c
+        for c in own_nodes(select, exp.Func)
+        if is_aggregate_call(c) and _clause(c, select) in AGGREGATE_PLACES
+    ]
     return tuple({call.sql(): call for call in calls}.values())
 
 

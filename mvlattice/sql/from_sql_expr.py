@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from mvlattice.errors import UnsupportedSqlError
 from mvlattice.sql import ir
-from mvlattice.sql.aggregates import AGGREGATE_OF_NODE
+from mvlattice.sql.aggregates import AGGREGATE_OF_NODE, sketch_function
 
 COMPARISON_OPS: dict[type[exp.Expr], str] = {
     exp.EQ: "=",
@@ -35,7 +35,7 @@ DETERMINISTIC_ANONYMOUS = frozenset(
         "soundex", "levenshtein", "format_number", "format_string", "translate", "bin", "hex",
         "unhex", "conv", "factorial", "cot", "sec", "csc", "e", "pi", "nanvl", "isnan",
         "date_from_unix_date", "unix_date", "timestamp_seconds", "timestamp_millis",
-        "try_add", "try_subtract", "try_multiply", "try_divide",
+        "try_add", "try_subtract", "try_multiply", "try_divide", "hll_sketch_estimate",
     }
 )  # fmt: skip
 
@@ -130,7 +130,14 @@ class ExprTranslator:
     def _aggregate(self, node: exp.Expr) -> ir.Expr | None:
         if isinstance(node, exp.Window):
             raise unsupported(f"window function '{node.sql('spark')}' is not rewritten")
+        sketch = sketch_function(node)
+        if sketch is not None:  # HLL_SKETCH_AGG(x) / HLL_UNION_AGG(s): default options only
+            if len(node.expressions) != 1:
+                raise unsupported(f"'{node.sql('spark')}' is not rewritten")
+            return ir.Agg(sketch, (self.expr(node.expressions[0]),))
         func = AGGREGATE_OF_NODE.get(type(node))
+        if func == "approx_count_distinct" and node.args.get("accuracy") is not None:
+            raise unsupported(f"'{node.sql('spark')}' is not rewritten (relative accuracy)")
         if func is None:
             if isinstance(node, exp.AggFunc):
                 name = node.sql_name().lower()

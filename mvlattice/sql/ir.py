@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from mvlattice.sql.aggregates import AGGREGATE_NAMES
+from mvlattice.sql.aggregates import IR_AGGREGATE_NAMES
 
 LITERAL_KINDS = ("number", "string", "boolean", "null", "date", "timestamp")
 COMPARISONS = ("=", "<>", "<", "<=", ">", ">=", "<=>")
@@ -110,14 +110,15 @@ class InList:
 
 @dataclass(frozen=True, slots=True)
 class Agg:
-    """SUM, COUNT, MIN, MAX or AVG; COUNT(*) has no arguments."""
+    """SUM, COUNT, MIN, MAX or AVG; COUNT(*) has no arguments. Also APPROX_COUNT_DISTINCT and
+    the HLL sketch aggregates that answer it (`aggregates.SKETCH_AGGREGATES`)."""
 
     func: str
     args: tuple[Expr, ...] = ()
     distinct: bool = False
 
     def __post_init__(self) -> None:
-        if self.func not in AGGREGATE_NAMES:
+        if self.func not in IR_AGGREGATE_NAMES:
             raise ValueError(f"unknown aggregate {self.func!r}")
 
 

@@ -230,6 +230,8 @@ def _sql_InList(expr: ir.InList) -> exp.Expr:
 
 def _sql_Agg(expr: ir.Agg) -> exp.Expr:
     args = [expression(a) for a in expr.args]
+    if expr.func not in AGGREGATE_NODES:  # HLL_SKETCH_AGG, HLL_UNION_AGG
+        return exp.Anonymous(this=expr.func, expressions=args)
     if expr.distinct:
         return AGGREGATE_NODES[expr.func](this=exp.Distinct(expressions=args))
     if not args:

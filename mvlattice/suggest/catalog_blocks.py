@@ -220,7 +220,7 @@ class _CatalogBlock:
         return ColumnRef(table.alias, self.infos[table.alias].column(name) or name)
 
     # -- aggregates -------------------------------------------------------------------------
-    def _aggregate(self, call: exp.AggFunc) -> AggCall:
+    def _aggregate(self, call: exp.Func) -> AggCall:
         inner = call.this
         distinct = isinstance(inner, exp.Distinct)
         if isinstance(inner, exp.Distinct):

@@ -206,8 +206,8 @@ class QueryKeys:
         need. MIN, MAX and COUNT(DISTINCT) of an expression may be computed from grouping
         columns inside it, and other DISTINCT aggregates are never rolled up: neither asks."""
         for agg in query.aggregates:
-            if agg.distinct and agg.func != "count":
-                continue
+            if (agg.distinct and agg.func != "count") or agg.func == "approx_count_distinct":
+                continue  # approximate: from a sketch or a grouping column, either way
             pieces = [agg] if agg.distinct or agg.func in EITHER_WAY else [p for p, _ in parts(agg)]
             for part in pieces:
                 func, args = agg_name(part), part.args

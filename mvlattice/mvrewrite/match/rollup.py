@@ -8,6 +8,12 @@ the query groups the view's rows again, each aggregate rebuilt through the share
 (`mvlattice.lattice.measures`): SUM->SUM, COUNT->SUM, MIN->MIN, MAX->MAX, AVG->SUM/COUNT, and
 COUNT(DISTINCT x) only when x is a grouping column of the view. A count rolled up into a global
 aggregate (no GROUP BY) is COALESCEd to 0: SUM over no rows is NULL, COUNT over no rows is 0.
+
+APPROX_COUNT_DISTINCT(x) is recomputed over the view's rows when x is a grouping column of the
+view, else answered from the view's HLL sketch of x (a tile's approximate distinct-count
+measure): HLL_SKETCH_ESTIMATE(HLL_UNION_AGG(sketch)), a BIGINT as APPROX_COUNT_DISTINCT is.
+Both are estimates (DataSketches HLL, Spark's HyperLogLog++); the numbers may differ slightly.
+An exact COUNT(DISTINCT x) is never answered from a sketch.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import re
 from dataclasses import replace
 
 from mvlattice.lattice.lattice import Measure
-from mvlattice.lattice.measures import stored_columns
+from mvlattice.lattice.measures import SKETCH_ESTIMATE, stored_columns
 from mvlattice.mvrewrite.match.attempt import CANNOT_ROLL_UP, Attempt, Rejection
 from mvlattice.mvrewrite.match.output_mapping import is_output_ref, missing
 from mvlattice.mvrewrite.match.ranges import Range
@@ -36,7 +42,8 @@ EXACT_EQUALITY = {
     "timestamp": ("timestamp",),
     "boolean": ("boolean",),
 }
-DUPLICATE_INSENSITIVE = ("min", "max")
+DUPLICATE_INSENSITIVE = ("min", "max", "approx_count_distinct")
+APPROXIMATE = "approx_count_distinct"
 
 
 def check(attempt: Attempt) -> Attempt | Rejection:
@@ -111,6 +118,10 @@ def _direct(attempt: Attempt) -> dict[ir.Agg, ir.Expr] | None:
     out: dict[ir.Agg, ir.Expr] = {}
     for agg in attempt.query.aggregates:
         found = columns.get(canonical_in(attempt, agg))
+        if found is None and agg.func == APPROXIMATE:
+            ((part, _),) = parts(agg)
+            sketch = columns.get(canonical_in(attempt, part))
+            found = None if sketch is None else estimate(sketch, bool(attempt.query.keys))
         if found is None and agg.func == "avg" and not agg.distinct:
             found_parts = [columns.get(canonical_in(attempt, p)) for p, _ in parts(agg)]
             if None not in found_parts:
@@ -137,7 +148,9 @@ def roll_up(attempt: Attempt, agg: ir.Agg) -> ir.Expr | Rejection:
         if column is None or rollup is None:
             return _cannot(attempt, agg, f"the view has no {sql_of(part)}")
         rolled: ir.Expr = ir.Agg(rollup, (column,))
-        if part.func == "count" and not attempt.query.keys:
+        if agg.func == APPROXIMATE:
+            rolled = estimate(rolled, bool(attempt.query.keys))
+        elif part.func == "count" and not attempt.query.keys:
             rolled = coalesce_zero(rolled)
         rolled_parts.append(rolled)
     return average(attempt, agg, *rolled_parts) if agg.func == "avg" else rolled_parts[0]
@@ -209,6 +222,12 @@ class _Express:
                 return expr
             return found
         return ir.map_children(expr, self)
+
+
+def estimate(sketch: ir.Expr, grouped: bool) -> ir.Expr:
+    """APPROX_COUNT_DISTINCT from an HLL sketch; 0 when a global aggregate has no sketch."""
+    value = ir.Func("Anonymous", (("this", SKETCH_ESTIMATE), ("expressions", (sketch,))))
+    return value if grouped else coalesce_zero(value)
 
 
 def coalesce_zero(expr: ir.Expr) -> ir.Expr:

@@ -87,7 +87,7 @@ def _rows(attempt: Attempt, base: tuple[ir.Expr, ...]) -> Attempt | Rejection:
 
 def _groups(attempt: Attempt, base: tuple[ir.Expr, ...]) -> Attempt | Rejection:
     query = attempt.query
-    if any(a.distinct for a in query.aggregates):
+    if any(a.distinct or a.func == "approx_count_distinct" for a in query.aggregates):
         return Rejection(
             CANNOT_ROLL_UP,
             "a union rewrite cannot combine DISTINCT aggregates from two branches",
