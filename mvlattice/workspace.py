@@ -387,6 +387,10 @@ class Workspace:
             if tree is None:
                 parse_query(sql)  # only queries: anything else is a UsageError / SqlError
             result = RewriteResult(False, sql, ())
+        if availability is not None and result.rewritten:
+            # Spark's analyzer must know the tiles read, built by another process too: the
+            # tile engine types its answer as Spark types the same SQL.
+            self._register_used(availability, result.materializations)
         local, reason = None, _spark_reason(result.rewritten, engine)
         if not reason and runner is not None and describe is None:
             reason = "the caller runs queries on Spark itself"
@@ -395,13 +399,10 @@ class Workspace:
             local, reason = self._answer_locally(result, availability, limit, describe, bounds)
         if local is not None:
             columns, rows = list(local.columns), list(local.rows)
+        elif runner is None:
+            columns, rows = self.collect(self.sql(result.sql), limit)
         else:
-            if availability is not None and result.rewritten:
-                self._register_used(availability, result.materializations)
-            if runner is None:
-                columns, rows = self.collect(self.sql(result.sql), limit)
-            else:
-                columns, rows = runner(result.sql, limit)
+            columns, rows = runner(result.sql, limit)
         elapsed = (time.perf_counter() - start) * 1000
         if availability is not None and result.rewritten:
             self._count_hits(availability, result.materializations)
