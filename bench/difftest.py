@@ -6,11 +6,17 @@ on the base tables and Spark's on the same rewritten SQL.
 
     python bench/difftest.py [--queries N] [--seed S] [--star foodmart|ssb|synthetic|all] [--json]
 
---queries is per star. With --json the last line is
+--queries is per star. Each star's line is followed by a table per construct the generator
+tags (querygen.constructs: or, in, time_grain, outer_join, grouping_sets, approx_distinct,
+unnamed_outputs, nested_mv, ...; a query has one or more): queries, rewritten and share,
+answered by the tile engine, mismatches, local mismatches, errors, and the reason codes of
+the closest miss of those not rewritten. With --json the last line is
 {"queries": N, "rewritten": N, "mismatches": N, "errors": N, "local": N,
-"local_vs_base_mismatches": N, "local_vs_tiles_mismatches": N, "refusals": {reason: N}}:
+"local_vs_base_mismatches": N, "local_vs_tiles_mismatches": N, "refusals": {reason: N},
+"constructs": {construct: {"queries", "rewritten", "share", "local", "mismatches",
+"local_mismatches", "errors", "not_rewritten": {reason: N}}}, "stars": {star: the same}}:
 `local` counts the rewritten queries the tile engine answered, `refusals` why it did not answer
-the others. Every mismatch and error is printed with its star and query seed.
+the others. Every mismatch and error is printed with its star, query seed and constructs.
 """
 
 # bench/ holds profile.py, which would shadow the standard library's `profile` (pyspark
@@ -53,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     spark = build_session("local[2]", str(warehouse), conf, app_name="mvlattice-difftest")
     names = list(STARS) if args.star == "all" else [args.star]
     total = difftest.Report()
+    stars: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="difftest-models-") as folder:
         for name in names:
             start = time.perf_counter()
@@ -64,13 +71,16 @@ def main(argv: list[str] | None = None) -> int:
             seeds = range(args.seed * 1_000_000, args.seed * 1_000_000 + args.queries)
             report = difftest.run(prepared, seeds, batch=args.batch, on_finding=print)
             total += report
+            stars[name] = report.summary()
             _line(name, report, setup)
+            _constructs(report)
     if len(names) > 1:
         _line("all", total, None)
+        _constructs(total)
     for reason, count in total.refusal_histogram().items():
         print(f"  {count:>6}  not answered locally: {reason}")
     if args.json:
-        print(json.dumps(total.summary()))
+        print(json.dumps({**total.summary(), "stars": stars}))
     failed = total.mismatches or total.errors or any(total.local_mismatches.values())
     return 1 if failed else 0
 
@@ -86,6 +96,18 @@ def _line(name: str, report: difftest.Report, setup: float | None) -> None:
           f"{'':<10} answered locally {report.local}  local mismatches: "
           f"vs base {local[difftest.LOCAL_VS_BASE]}, "
           f"vs tiles {local[difftest.LOCAL_VS_TILES]}")  # fmt: skip
+
+
+def _constructs(report: difftest.Report) -> None:
+    print(
+        f"{'':<10} {'construct':<16} {'queries':>7} {'rewritten':>9} {'share':>6} "
+        f"{'local':>6} {'mismatch':>8} {'local-mm':>8} {'errors':>6}  not rewritten (closest)"
+    )
+    for tag, row in report.by_construct().items():
+        reasons = ", ".join(f"{r} {n}" for r, n in list(row["not_rewritten"].items())[:3])
+        print(f"{'':<10} {tag:<16} {row['queries']:>7} {row['rewritten']:>9} "
+              f"{row['share']:>6.0%} {row['local']:>6} {row['mismatches']:>8} "
+              f"{row['local_mismatches']:>8} {row['errors']:>6}  {reasons}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DIM, MEASURE = "dim", "measure"
-INT, NUM, STRING, DATE, BOOL = "int", "num", "string", "date", "bool"
+INT, NUM, STRING, DATE, BOOL, TS = "int", "num", "string", "date", "bool", "timestamp"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +27,13 @@ class Col:
     name: str
     label: str  # its lattice label ("" when tiles cannot hold it)
     kind: str  # DIM or MEASURE
-    type: str  # INT, NUM, STRING, DATE or BOOL
+    type: str  # INT, NUM, STRING, DATE, TS or BOOL
     values: tuple[str, ...]  # SQL literals seen in the data, for filters; never empty
     expr: str = ""  # a derived column: its expression over node aliases
+    # A column derived from another one (`of`): a time grain of it (`grain`: "day", "year",
+    # ...), or a lossless cast of it (grain ""). Queries near a view may ask for `of` itself.
+    of: Col | None = None
+    grain: str = ""
 
     @property
     def sql(self) -> str:

@@ -14,7 +14,7 @@ import yaml
 from mvlattice.lattice.lattice import Lattice
 from mvlattice.model.loader import Model
 from mvlattice.proof import synthetic
-from mvlattice.proof.shape import BOOL, DATE, DIM, INT, MEASURE, NUM, STRING, Col, Node, Shape
+from mvlattice.proof.shape import BOOL, DATE, DIM, INT, MEASURE, NUM, STRING, TS, Col, Node, Shape
 from mvlattice.sql.quote import identifier, string
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ FOODMART = StarDef(
         "t.the_year", "t.quarter", "t.the_month", "t.month_of_year", "p.brand_name",
         "p.recyclable_package", "pc.product_family", "pc.product_department",
         "pc.product_category", "s.store_id", "s.promotion_id", "st.store_type",
-        "st.store_state", "pr.media_type", "cu.gender", "cu.marital_status",
+        "st.store_state", "pr.media_type", "cu.gender", "cu.marital_status", "t.the_date",
     ),
     measures=("s.unit_sales", "s.store_sales", "s.store_cost", "p.SRP"),
     extra=(
@@ -109,7 +109,7 @@ SYNTHETIC = StarDef(
     synthetic.load,
     dims=(
         "c.city", "c.segment", "p.brand", "p.size", "k.family", "k.dept", "d.yr", "d.mon",
-        "d.sold_on", "s.channel", "s.promo_id", "pm.media",
+        "d.sold_on", "s.channel", "s.promo_id", "pm.media", "d.sold_at",
     ),
     measures=("s.qty", "s.price", "s.amount", "revenue"),
     extra=(Node("pm", f"{synthetic.SCHEMA}.promo", "s", (("promo_id", "promo_id"),), False),),
@@ -206,6 +206,8 @@ def _type(spark_type: str) -> str:
         return NUM
     if spark_type == "boolean":
         return BOOL
+    if spark_type == "timestamp":
+        return TS
     return DATE if spark_type == "date" else STRING
 
 
@@ -219,6 +221,8 @@ def _literals(values: list[Any], kind: str, spec: str) -> tuple[str, ...]:
 def _literal(value: Any, kind: str) -> str:
     if kind == DATE:
         return f"DATE '{value.isoformat()}'"
+    if kind == TS:
+        return f"TIMESTAMP '{value.strftime('%Y-%m-%d %H:%M:%S')}'"
     if kind == BOOL:
         return "TRUE" if value else "FALSE"
     if kind in (INT, NUM):

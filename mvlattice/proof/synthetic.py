@@ -19,7 +19,7 @@ TABLES: dict[str, str] = {
     "cust": "cust_id INT, city STRING, segment STRING",
     "prod": "prod_id INT, brand STRING, cls_id INT, size INT",
     "cls": "cls_id INT, family STRING, dept STRING",
-    "day": "day_id INT, yr INT, mon INT, sold_on DATE",
+    "day": "day_id INT, yr INT, mon INT, sold_on DATE, sold_at TIMESTAMP",
     "promo": "promo_id INT, media STRING",
 }
 
@@ -90,6 +90,14 @@ def rows(seed: int = 7) -> dict[str, list[tuple]]:
             (start + datetime.timedelta(days=7 * i)).year,
             (start + datetime.timedelta(days=7 * i)).month,
             None if i == 13 else start + datetime.timedelta(days=7 * i),
+            # a time of day that varies (hour, minute, second) for the time-grain rollups;
+            # NULL on another day than sold_on's
+            None
+            if i == 29
+            else datetime.datetime(2023, 11, 1, 0, 0, 0)
+            + datetime.timedelta(
+                days=7 * i, hours=(5 * i) % 24, minutes=(37 * i) % 60, seconds=(11 * i) % 60
+            ),
         )
         for i in range(1, 41)
     ]
@@ -114,8 +122,8 @@ def rows(seed: int = 7) -> dict[str, list[tuple]]:
 
 
 def load(spark, warehouse: str) -> None:  # a SparkSession
-    """Write the tables as Delta under <warehouse>/difft/<table>, unless already there (a
-    rewrite would make every view built from them stale)."""
+    """Write the tables as Delta under <warehouse>/difft/<table>, unless already there with
+    the same columns and rows (a rewrite would make every view built from them stale)."""
     from pathlib import Path
 
     from mvlattice.settings import join_location
@@ -123,7 +131,12 @@ def load(spark, warehouse: str) -> None:  # a SparkSession
     for name, data in rows().items():
         location = join_location(warehouse, SCHEMA, name)
         present = (Path(location) / "_delta_log").is_dir()
-        if present and spark.read.format("delta").load(location).count() == len(data):
-            continue
+        columns = [c.split(" ")[0] for c in TABLES[name].split(", ")]
+        if present:
+            frame = spark.read.format("delta").load(location)
+            if frame.columns == columns and frame.count() == len(data):
+                continue
         frame = spark.createDataFrame(data, TABLES[name])
-        frame.coalesce(1).write.format("delta").mode("overwrite").save(location)
+        frame.coalesce(1).write.format("delta").mode("overwrite").option(
+            "overwriteSchema", "true"
+        ).save(location)
