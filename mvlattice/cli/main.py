@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from mvlattice.cli import (
+    cmd_advise,
     cmd_jobs,
     cmd_plan,
     cmd_profile,
@@ -25,7 +26,7 @@ from mvlattice.errors import MvlatticeError, UsageError
 
 # Modules that add commands, in the order `--help` lists them: each has `register(subparsers)`
 # adding its parsers, each parser with `set_defaults(handler=...)`.
-COMMAND_MODULES = (cmd_plan, cmd_jobs, cmd_suggest, cmd_serve, cmd_profile, cmd_rewrite)
+COMMAND_MODULES = (cmd_plan, cmd_jobs, cmd_suggest, cmd_serve, cmd_profile, cmd_rewrite, cmd_advise)
 
 Handler = Callable[[argparse.Namespace], int]
 

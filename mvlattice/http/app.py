@@ -237,6 +237,13 @@ def _catalog_routes(app: FastAPI, service: Service) -> None:
         entries = await run_in_threadpool(backend.tiles, model, lattice)
         return JSONResponse(jsonable({"tiles": entries}))
 
+    @app.get("/v1/advice", response_model=None, responses=errors(400, 401, 404))
+    async def advice(model: str | None = None, since: str | None = None) -> JSONResponse:
+        """Miss analytics from the query log (`mvlattice advise`): misses by reason, grouped by
+        the nearest tile and what it lacks, with the tile element to add to the model."""
+        found = await run_in_threadpool(backend.advice, model, since)
+        return JSONResponse(jsonable({"models": found}))
+
     @app.post("/v1/tiles/{name}/refresh", status_code=202, response_model=JobResponse,
               responses=errors(400, 401, 404, 409, 415))  # fmt: skip
     async def refresh(name: str, model: str | None = None) -> dict[str, Any]:

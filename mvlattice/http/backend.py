@@ -62,6 +62,10 @@ class Backend(Protocol):
 
     def tiles(self, model: str | None, lattice: str | None) -> list[dict[str, Any]]: ...
 
+    def advice(self, model: str | None, since: str | None) -> list[dict[str, Any]]:
+        """Miss analytics per model (`mvlattice advise`), from the query log."""
+        ...
+
     def refresh_scope(self, tile: str, model: str | None) -> Scope:
         """The scope of refreshing a tile or materialization; NotFoundError when unknown,
         ConflictError when it is being built right now (by the scheduler, say)."""

@@ -32,7 +32,7 @@ OPEN_PATHS = frozenset({"/healthz"})  # liveness probes need no token
 # The status page's shells and static files hold no data (the page fetches everything else with
 # the token the user gives it), so a browser can load them without an Authorization header.
 UI_SHELLS = frozenset({"/", "/ui", "/ui/", "/ui/lattices", "/ui/tiles", "/ui/queries",
-                       "/ui/playground"})  # fmt: skip
+                       "/ui/playground", "/ui/advice"})  # fmt: skip
 UI_STATIC = "/ui/static/"
 MIN_TOKEN_LENGTH = 16
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "localhost.localdomain"})

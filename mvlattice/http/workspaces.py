@@ -171,6 +171,13 @@ class WorkspaceBackend:
             for entry in ws.tiles(lattice)
         ]
 
+    def advice(self, model: str | None, since: str | None) -> list[dict[str, Any]]:
+        from mvlattice.advise.advisor import advise
+        from mvlattice.querylog.log import parse_since
+
+        start = parse_since(since)
+        return [{"model": name, **advise(ws, start).to_json()} for name, ws in self._pick(model)]
+
     def _took(self, ws: Workspace, entry: Any) -> float | None:
         """How long the last build of a catalog entry's table took (its record says)."""
         from mvlattice.jobs.tables import TableReader

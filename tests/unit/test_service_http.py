@@ -81,6 +81,9 @@ class FakeBackend:
     def tiles(self, model: str | None, lattice: str | None) -> list[dict[str, Any]]:
         return [{"name": "shop.t1", "status": "fresh"}]
 
+    def advice(self, model: str | None, since: str | None) -> list[dict[str, Any]]:
+        return []
+
     def refresh_scope(self, tile: str, model: str | None) -> Scope:
         if tile != "shop.t1":
             raise NotFoundError(f"no tile or materialization '{tile}'")
@@ -371,7 +374,7 @@ def test_the_openapi_document_lists_every_endpoint(client: TestClient) -> None:
     assert set(paths) == {
         "/v1/rewrite", "/v1/query", "/v1/lattices", "/v1/lattices/{name}", "/v1/tiles",
         "/v1/tiles/{name}/refresh", "/v1/lattices/{name}/materialize", "/v1/jobs/{job_id}",
-        "/v1/querylog", "/v1/schedule", "/healthz", "/metrics",
+        "/v1/querylog", "/v1/schedule", "/healthz", "/metrics", "/v1/advice",
     }  # fmt: skip
     assert "400" in paths["/v1/rewrite"]["post"]["responses"]
     assert "409" in paths["/v1/tiles/{name}/refresh"]["post"]["responses"]

@@ -28,6 +28,7 @@ PAGES = (
     Page("tiles", "Tiles", "/ui/part/tiles"),
     Page("lattices", "Lattices", "/ui/part/lattices", 10_000),  # plans change only on builds
     Page("queries", "Queries", "/ui/part/queries"),
+    Page("advice", "Advice", "/ui/part/advice", 60_000),  # re-explains the log's misses
     Page("playground", "Rewrite playground", None),
 )
 LANDING = PAGES[0]

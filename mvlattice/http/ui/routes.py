@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from mvlattice.errors import MvlatticeError, NotFoundError
 from mvlattice.http.errors import one_line
+from mvlattice.http.ui.advice_view import advice_html
 from mvlattice.http.ui.html import LANDING, PAGES, Page, shell
 from mvlattice.http.ui.lattices_view import lattices_html
 from mvlattice.http.ui.queries_view import queries_html
@@ -102,6 +103,10 @@ def _fragment_routes(app: FastAPI, service: Service) -> None:
         await _explain_misses(service)
         entries = [e.to_json() for e in service.recent.newest(QUERIES_SHOWN)]
         return html(queries_html(entries))
+
+    @app.get("/ui/part/advice", include_in_schema=False)
+    async def advice() -> HTMLResponse:
+        return html(advice_html(await run_in_threadpool(backend.advice, None, None)))
 
 
 def _lattices(service: Service) -> list[dict[str, Any]]:

@@ -1,0 +1,1 @@
+"""Miss analytics over the query log: `advise` (see advisor)."""
