@@ -12,6 +12,7 @@ from mvlattice.jobs.batch import BatchResult, BuildResult, Progress, run_batch
 from mvlattice.jobs.catalog import CatalogEntry, built_targets, catalog, model_targets
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.garbage import BuiltTile, Garbage, choose_garbage
+from mvlattice.jobs.nested import with_inners
 from mvlattice.jobs.planning import plan_targets, planned_tiles
 from mvlattice.jobs.record import TileRecord
 from mvlattice.jobs.status import BuildStatus, RefreshPath
@@ -104,8 +105,8 @@ def refresh(
     incrementally where only appends happened, else in full."""
     ctx = JobContext.open(spark, model, warehouse, trigger)
     targets = model_targets(ctx, lattice)
-    if tile is not None:
-        targets = (find_target(targets, tile),)
+    if tile is not None:  # a materialization's inner ones first (see `nested`)
+        targets = with_inners(find_target(targets, tile), targets)
     return run_batch(ctx, targets, full=full, progress=progress)
 
 

@@ -21,6 +21,7 @@ from mvlattice.jobs.build import build_materialization, build_tile, definition_o
 from mvlattice.jobs.changes import FULL, INCREMENTAL, NONE, RefreshDecision, decide_refresh
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.lease import Holder, LeaseHeld
+from mvlattice.jobs.nested import full_reason
 from mvlattice.jobs.order import Ancestor, build_order, cheapest_ancestor
 from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.registration import ensure_registered
@@ -181,7 +182,7 @@ class _Batch:
         recorded = record.snapshot if record else None
         tile_change = table.tile_change if table else None
         if target.spec is None:
-            tables, unknown = target_sources(self.ctx.model, target)
+            tables, unknown = target_sources(self.ctx.model, target, self.ctx.warehouse)
             current = current_snapshot(self.ctx.spark, tables, unknown)
             require_readable(current)
             decision = decide_refresh(
@@ -192,7 +193,7 @@ class _Batch:
                 definition_changed=changed,
                 full=self.full,
             )
-            return decision, current, table is not None
+            return full_reason(target, decision), current, table is not None
         lattice = self.ctx.model.lattice(target.spec.lattice)
         current = self._snapshot(lattice)
         require_readable(current)

@@ -5,11 +5,13 @@ which also sets the table's vacuum retention (see `vacuum`)."""
 from __future__ import annotations
 
 from mvlattice.delta.appended import appended_view
+from mvlattice.errors import MvlatticeError
 from mvlattice.jobs.changes import RefreshDecision
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.order import Ancestor
 from mvlattice.jobs.record import Snapshot, TileRecord
-from mvlattice.jobs.sources import pinnable, pinned_relations, read_name
+from mvlattice.jobs.registration import ensure_registered
+from mvlattice.jobs.sources import materialization_source, pinnable, pinned_relations, read_name
 from mvlattice.jobs.tables import column_types, write_table
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import (
@@ -116,6 +118,12 @@ def build_materialization(
     for name, version in sources.versions.items():
         schema, _, table_name = name.partition(".")
         table = ctx.model.table(schema, table_name)
+        if name.lower() in m.reads:  # another materialization: read by its catalog name
+            table = materialization_source(ctx.model, name.lower(), ctx.warehouse)
+            assert table is not None and table.location is not None
+            if version is None:
+                raise MvlatticeError(f"it reads materialization {name}, which is not built")
+            ensure_registered(ctx.spark, name, table.location, ctx.warehouse)
         if table is not None and table.location is not None and pinnable(table):
             pins[name] = version if isinstance(version, int) else None
     sql = pin_versions(m.sql, m.schema, pins)

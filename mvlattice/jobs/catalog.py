@@ -23,6 +23,7 @@ from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.freshness import Assessment, Facts, assess, attempt_running, interrupted
 from mvlattice.jobs.hits import HitCounter
 from mvlattice.jobs.naming import TILE_DATABASE, is_tile_table_name, lattice_prefix
+from mvlattice.jobs.nested import through_inners
 from mvlattice.jobs.record import Version, iso, spec_from_json
 from mvlattice.jobs.registration import ensure_registered
 from mvlattice.jobs.sources import current_snapshot, stale_since, target_sources
@@ -196,7 +197,7 @@ def inspect(ctx: JobContext, target: Target) -> Inspection:
     now = ctx.clock()
     table = ctx.reader.state(target.location)
     record = table.record if table else None
-    tables, unknown = target_sources(ctx.model, target)
+    tables, unknown = target_sources(ctx.model, target, ctx.warehouse)
     current = current_snapshot(ctx.spark, tables, unknown)
     attempt = ctx.store.attempt(target.name)
     assert ctx.leases is not None
@@ -219,7 +220,24 @@ def inspect(ctx: JobContext, target: Target) -> Inspection:
         now,
     )
     error = attempt.error if attempt is not None and attempt.status == "failed" else None
-    return Inspection(target, table, assess(facts), dict(current.versions), error)
+    assessment = assess(facts)
+    if target.materialization is not None and target.materialization.reads:
+        inners = [(t.name, inspect(ctx, t).assessment) for t in _inners(ctx, target)]
+        assessment = through_inners(assessment, inners, policy.max_staleness_seconds)
+    return Inspection(target, table, assessment, dict(current.versions), error)
+
+
+def _inners(ctx: JobContext, target: Target) -> tuple[Target, ...]:
+    """The materializations `target` reads directly (the model refuses cycles)."""
+    from mvlattice.jobs.targets import materialization_target
+
+    assert target.materialization is not None
+    reads = target.materialization.reads
+    return tuple(
+        materialization_target(m, ctx.warehouse)
+        for m in ctx.model.materializations
+        if m.key in reads
+    )
 
 
 def entry(ctx: JobContext, target: Target) -> CatalogEntry:

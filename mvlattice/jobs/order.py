@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from mvlattice.jobs.targets import MATERIALIZATION, Target
 from mvlattice.jobs.tilesql import can_build_from
 from mvlattice.lattice.lattice import TileSpec
+from mvlattice.model.nesting import dependency_order
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,11 +25,12 @@ class Ancestor:
 
 
 def build_order(targets: Iterable[Target], lattices: Sequence[str] = ()) -> tuple[Target, ...]:
-    """Materializations first (as declared), then per lattice the tiles with more dimensions
-    before those with fewer (an ancestor always has more), larger estimates first, then name."""
+    """Materializations first (as declared, but each after the materializations it reads),
+    then per lattice the tiles with more dimensions before those with fewer (an ancestor always
+    has more), larger estimates first, then name."""
     pool = tuple(targets)
     rank = {name: i for i, name in enumerate(lattices)}
-    views = [t for t in pool if t.kind == MATERIALIZATION]
+    views = _dependency_order([t for t in pool if t.kind == MATERIALIZATION])
     tiles = sorted(
         (t for t in pool if t.kind != MATERIALIZATION),
         key=lambda t: (
@@ -40,6 +42,13 @@ def build_order(targets: Iterable[Target], lattices: Sequence[str] = ()) -> tupl
         ),
     )
     return tuple(views + tiles)
+
+
+def _dependency_order(views: list[Target]) -> list[Target]:
+    by_key = {t.materialization.key: t for t in views if t.materialization is not None}
+    reads = {key: t.materialization.reads for key, t in by_key.items() if t.materialization}
+    ordered = [by_key[key] for key in dependency_order(reads)]  # the model refuses cycles
+    return ordered + [t for t in views if t.materialization is None]
 
 
 def cheapest_ancestor(

@@ -13,20 +13,26 @@ from typing import TYPE_CHECKING
 from mvlattice.delta import log as deltalog
 from mvlattice.delta.sources import quoted, source_versions
 from mvlattice.errors import TableUnreadable
+from mvlattice.jobs.naming import materialization_location
 from mvlattice.jobs.record import Snapshot, TableId, Version
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import q, table_relation
+from mvlattice.model.loader import Table
 from mvlattice.sql.query_tables import query_tables
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from mvlattice.lattice.lattice import Lattice
-    from mvlattice.model.loader import Model, Table
+    from mvlattice.model.loader import Model
 
 
-def target_sources(model: Model, target: Target) -> tuple[tuple[Table, ...], tuple[str, ...]]:
-    """The model tables a target reads, and names it reads that the model does not declare."""
+def target_sources(
+    model: Model, target: Target, warehouse: str | None = None
+) -> tuple[tuple[Table, ...], tuple[str, ...]]:
+    """The model tables a target reads, and names it reads that the model does not declare.
+    Another materialization it reads is a source like a base table (`materialization_source`):
+    its Delta version and table id are recorded, so rebuilding it makes this one stale."""
     if target.spec is not None:
         return model.lattice_tables(target.spec.lattice), ()
     assert target.materialization is not None
@@ -35,11 +41,22 @@ def target_sources(model: Model, target: Target) -> tuple[tuple[Table, ...], tup
     for key in query_tables(m.sql, m.schema):
         schema, _, name = key.partition(".")
         table = model.table(schema, name)
+        if key in m.reads:
+            table = materialization_source(model, key, warehouse or model.warehouse)
         if table is None:
             unknown.append(key)
         else:
             tables.append(table)
     return tuple(tables), tuple(unknown)
+
+
+def materialization_source(model: Model, key: str, warehouse: str) -> Table | None:
+    """The declared materialization stored as `key` (schema.table) as a Delta source table."""
+    for m in model.materializations:
+        if m.key == key:
+            location = materialization_location(warehouse, m.schema, m.table)
+            return Table(schema=m.schema, name=m.table, location=location, format="delta")
+    return None
 
 
 def current_snapshot(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sqlglot
@@ -14,8 +14,11 @@ from mvlattice.lattice.lattice import Lattice, Measure, RefreshPolicy, TileSpec
 from mvlattice.lattice.star import ColumnsOf, Star, build_star
 from mvlattice.lattice.stored_names import stored_name_clashes
 from mvlattice.model.durations import check_cron, parse_duration
+from mvlattice.model.nesting import find_cycle
 from mvlattice.sql.aggregates import AGGREGATE_NAMES
 from mvlattice.sql.names import catalog_name_problem, path_name_problem
+
+TILE_DATABASE = "mvlattice"  # the database of tiles' tables (`jobs.naming`, a layer above)
 
 CALCITE_LATTICE_KEYS = (
     "name",
@@ -55,6 +58,13 @@ class Materialization:
     cron: str | None = None
     max_staleness_seconds: float | None = None
     vacuum_retention_seconds: float | None = None
+    # `schema.table` (lower case) of the other materializations its SQL reads (see `nesting`).
+    reads: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """How SQL names its table, `schema.table` in lower case (as `reads` does)."""
+        return f"{self.schema}.{self.table}".lower()
 
 
 def parse_lattices(
@@ -75,6 +85,8 @@ def parse_materializations(
     root: Mapping[str, Any], default_schema: str | None, columns: ColumnsOf, problems: Problems
 ) -> tuple[Materialization, ...]:
     found: list[Materialization] = []
+    # (path, schema, sql, the materialization's index or None): checked once all are known
+    sqls: list[tuple[str, str | None, str, int | None]] = []
     for path, schema, items in _elements(root, "materializations", default_schema, problems):
         for i, item in enumerate(items):
             p = child(path, i)
@@ -90,9 +102,10 @@ def parse_materializations(
             if table is not None and _bad_table(table, element, p, problems):
                 table = None
             sql = _sql_text(element.get("sql"), child(p, "sql"), problems)
-            if sql is not None:
-                _check_query_tables(sql, schema, columns, child(p, "sql"), problems)
             refresh = _refresh(element, p, problems)
+            if sql is not None:
+                index = len(found) if name and table else None
+                sqls.append((child(p, "sql"), schema, sql, index))
             if name and table and sql:
                 found.append(
                     Materialization(
@@ -106,7 +119,21 @@ def parse_materializations(
                     )
                 )
     _check_unique((m.name for m in found), "materialization", problems)
+    known = {m.key: m for m in found}
+    for path, schema, sql, index in sqls:
+        read = _check_query_tables(sql, schema, columns, path, problems, known)
+        if read and index is not None:
+            found[index] = replace(found[index], reads=read)
+    _check_cycles(found, problems)
     return tuple(found)
+
+
+def _check_cycles(found: list[Materialization], problems: Problems) -> None:
+    cycle = find_cycle({m.key: m.reads for m in found})
+    if cycle:
+        names = {m.key: m.name for m in found}
+        shown = " -> ".join(f"{names[k]} ({k})" for k in cycle)
+        problems.add("materializations", f"materializations read each other in a cycle: {shown}")
 
 
 def _bad_table(table: str, element: Mapping[str, Any], path: str, problems: Problems) -> bool:
@@ -419,19 +446,49 @@ def _measure_args(
 
 
 def _check_query_tables(
-    sql: str, schema: str | None, columns: ColumnsOf, path: str, problems: Problems
-) -> None:
+    sql: str,
+    schema: str | None,
+    columns: ColumnsOf,
+    path: str,
+    problems: Problems,
+    materializations: Mapping[str, Materialization],
+) -> tuple[str, ...] | None:
+    """Every table the SQL reads is a model table or another materialization (by its
+    `schema.table`); returns the materializations read, or None when the SQL does not parse."""
     try:
         tree = sqlglot.parse_one(sql, read="spark")
     except sqlglot.errors.SqlglotError as exc:
         problems.add(path, f"SQL does not parse: {str(exc).splitlines()[0]}")
-        return
+        return None
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    reads: dict[str, None] = {}
     for table in tree.find_all(exp.Table):
         if not table.db and table.name.lower() in ctes:
             continue
-        if columns(table.db or schema or "default", table.name) is None:
-            problems.add(path, f"unknown table '{table.db or schema}.{table.name}'")
+        db = table.db or schema or "default"
+        key = f"{db}.{table.name}".lower()
+        if key in materializations:
+            reads[key] = None
+        elif db.lower() == TILE_DATABASE:
+            problems.add(
+                path,
+                f"reads the tile '{db}.{table.name}': a tile's table name changes with its "
+                "dimensions and measures, and planned tiles come and go, so a materialization "
+                "may not read one; read the lattice's tables (queries over them are answered "
+                "from the tiles) or declare the aggregate as a materialization and read that",
+            )
+        elif columns(db, table.name) is None:
+            by_view = [
+                m for m in materializations.values() if f"{m.schema}.{m.name}".lower() == key
+            ]
+            hint = (
+                f" (materialization '{by_view[0].name}' is read by its table name, "
+                f"'{by_view[0].key}')"
+                if by_view
+                else ""
+            )
+            problems.add(path, f"unknown table '{table.db or schema}.{table.name}'{hint}")
+    return tuple(reads)
 
 
 def _check_unique(names: Any, what: str, problems: Problems) -> None:

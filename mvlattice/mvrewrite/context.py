@@ -16,7 +16,8 @@ from mvlattice.lattice.lattice import TileSpec
 from mvlattice.model.loader import Materialization, Model, Table
 from mvlattice.mvrewrite.match.keys import keys_of
 from mvlattice.mvrewrite.model_context import RewriteContext
-from mvlattice.mvrewrite.views import View, materialization_view, tile_view
+from mvlattice.mvrewrite.nested import materialization_views
+from mvlattice.mvrewrite.views import Compile, View, tile_view
 from mvlattice.sql.from_sql import translate
 from mvlattice.sql.parse import parse_query, qualify_query, schema_of
 from mvlattice.sql.spjg import Spjg, normalize
@@ -35,19 +36,27 @@ def context_for(
     """Views: `tiles` (default: every tile the model declares) and `materializations`
     (default: every one the model declares). `row_counts`: view table -> rows, when known.
     `types`: (schema.table, column) -> Spark type; default: read from local Delta logs."""
-    schema = schema_of(table_columns(model, columns_of))
+    tables = table_columns(model, columns_of)
 
-    def compile_block(sql: str, default_db: str | None) -> Spjg:
-        qualified = qualify_query(parse_query(sql), schema, default_db)
-        return normalize(translate(qualified))
+    def compiler(known: dict[str, dict[str, tuple[str, ...]]]) -> Compile:
+        schema = schema_of(known)
+
+        def compile_block(sql: str, default_db: str | None) -> Spjg:
+            qualified = qualify_query(parse_query(sql), schema, default_db)
+            return normalize(translate(qualified))
+
+        return compile_block
 
     if tiles is None:
         tiles = [t for lattice in model.lattices for t in lattice.tiles]
     if materializations is None:
         materializations = model.materializations
     lattices = {lattice.name: lattice for lattice in model.lattices}
-    views = [tile_view(lattices[t.lattice], t, compile_block) for t in dict.fromkeys(tiles)]
-    views += [materialization_view(m, compile_block) for m in materializations]
+    compile_tile = compiler(tables)
+    views = [tile_view(lattices[t.lattice], t, compile_tile) for t in dict.fromkeys(tiles)]
+    # Materializations' tables join `tables`: queries (and other materializations) read them.
+    views += materialization_views(materializations, model.materializations, tables, compiler)
+    schema = schema_of(tables)
     counts = {k.lower(): v for k, v in (row_counts or {}).items()}
     views = [_with_rows(v, counts.get(v.table.lower())) for v in views]
     if types is None:

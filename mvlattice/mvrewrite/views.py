@@ -71,8 +71,12 @@ def tile_view(lattice: Lattice, spec: TileSpec, compile_block: Compile) -> View:
     )
 
 
-def materialization_view(item: Materialization, compile_block: Compile) -> View:
-    block, problem = _compile(item.sql, item.schema, compile_block)
+def materialization_view(
+    item: Materialization, compile_block: Compile, sql: str | None = None
+) -> View:
+    """`sql`: its definition with the materializations it reads inlined (`mvrewrite.nested`),
+    matched against queries over base tables; by default its SQL as written."""
+    block, problem = _compile(sql or item.sql, item.schema, compile_block)
     names = renamed([o.name for o in block.outputs]) if block is not None else {}
     if block is not None and names:
         stored = stored_names([o.name for o in block.outputs])
@@ -82,7 +86,7 @@ def materialization_view(item: Materialization, compile_block: Compile) -> View:
         name=item.name,
         table=f"{item.schema}.{item.table}",
         kind="materialization",
-        sql=item.sql,
+        sql=sql or item.sql,
         block=block,
         problem=problem,
         max_staleness_seconds=item.max_staleness_seconds,
