@@ -209,6 +209,7 @@ _CLOSEST = (
     Reason.MISSING_COLUMN,
     Reason.PREDICATE_NOT_IMPLIED,
     Reason.EXTRA_TABLE,
+    Reason.OUTER_JOIN,
     Reason.VIEW_UNSUPPORTED,
     Reason.UNSAFE,
     Reason.UNSUPPORTED,

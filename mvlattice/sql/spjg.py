@@ -2,8 +2,9 @@
 
 Derived tables and CTE references whose body is itself select-project-join are merged into
 the block (their outputs substituted), so a query written with nested SELECTs matches a view
-written with plain joins (Calcite's "join rewriting" example). Anything else — outer, semi or
-anti joins, aggregated derived tables — leaves the block not rewritable, with the reason.
+written with plain joins (Calcite's "join rewriting" example). Anything else — semi or anti
+joins, aggregated derived tables — leaves the block not rewritable, with the reason; so do
+outer joins other than those `outer_joins.py` says are kept, and how.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from mvlattice.sql import ir
 from mvlattice.sql.from_sql_expr import unsupported
+from mvlattice.sql.outer_joins import FULL, LEFT, OuterJoin, simplify
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,7 @@ class Spjg:
     order: tuple[ir.SortKey, ...] = ()
     limit: int | None = None
     offset: int = 0
+    outer: tuple[OuterJoin, ...] = ()  # LEFT/FULL joins; their tables are among `tables`
 
     @property
     def rels(self) -> tuple[str, ...]:
@@ -60,10 +63,14 @@ class _Flat:
     tables: tuple[TableRef, ...] = ()
     conjuncts: tuple[ir.Expr, ...] = ()
     env: tuple[tuple[ir.Column, ir.Expr], ...] = ()
+    outer: tuple[OuterJoin, ...] = ()
 
     def merge(self, other: _Flat) -> _Flat:
         return _Flat(
-            self.tables + other.tables, self.conjuncts + other.conjuncts, self.env + other.env
+            self.tables + other.tables,
+            self.conjuncts + other.conjuncts,
+            self.env + other.env,
+            self.outer + other.outer,
         )
 
     def substitute(self, expr: ir.Expr) -> ir.Expr:
@@ -73,8 +80,9 @@ class _Flat:
         return ir.transform(expr, lambda n: env.get(n) if isinstance(n, ir.Column) else None)
 
 
-def normalize(plan: ir.Plan) -> Spjg:
-    """The block's normal form; raises UnsupportedSqlError (with a reason) if it has none."""
+def normalize(plan: ir.Plan, outer_joins: bool = True) -> Spjg:
+    """The block's normal form; raises UnsupportedSqlError (with a reason) if it has none.
+    `outer_joins=False`: LEFT, RIGHT and FULL joins are refused rather than kept in `outer`."""
     limit, offset, plan = _peel_limit(plan)
     order: tuple[ir.SortKey, ...] = ()
     if isinstance(plan, ir.Sort):
@@ -91,11 +99,14 @@ def normalize(plan: ir.Plan) -> Spjg:
     keys: tuple[ir.Expr, ...] = ()
     if isinstance(plan, ir.Aggregate):
         keys, plan = plan.keys, plan.input
-    flat = _spj(plan, _reserved(plan))
+    flat = _spj(plan, _reserved(plan), outer_joins)
+    outer, conjuncts = simplify(flat.outer, flat.conjuncts)
+    if any(j.kind == FULL for j in outer) and len(flat.tables) != 2:
+        raise unsupported("a FULL JOIN is rewritten only as the one join of its block", "UNSAFE")
     sub = flat.substitute
     block = Spjg(
         flat.tables,
-        flat.conjuncts,
+        conjuncts,
         tuple(ir.Output(o.name, sub(o.expr)) for o in outputs),
         grouped,
         tuple(sub(k) for k in keys),
@@ -104,6 +115,7 @@ def normalize(plan: ir.Plan) -> Spjg:
         tuple(ir.SortKey(sub(k.expr), k.descending, k.nulls_first) for k in order),
         limit,
         offset,
+        outer,
     )
     return _distinct_as_grouping(block)
 
@@ -130,6 +142,7 @@ def _distinct_as_grouping(block: Spjg) -> Spjg:
         block.order,
         block.limit,
         block.offset,
+        block.outer,
     )
 
 
@@ -146,18 +159,20 @@ def _reserved(plan: ir.Plan) -> set[str]:
     return set()
 
 
-def _spj(plan: ir.Plan, used: set[str]) -> _Flat:
+def _spj(plan: ir.Plan, used: set[str], outer: bool = False) -> _Flat:
     if isinstance(plan, ir.Scan):
         return _Flat((TableRef(plan.alias, plan.table),))
     if isinstance(plan, ir.Filter):
-        inner = _spj(plan.input, used)
+        inner = _spj(plan.input, used, outer)
         return inner.merge(_Flat(conjuncts=ir.conjuncts(inner.substitute(plan.condition))))
+    if isinstance(plan, ir.Join) and outer and plan.kind in ("left", "right", "full"):
+        return _outer_join(plan, used)
     if isinstance(plan, ir.Join):
         if plan.kind != "inner":
             raise unsupported(
                 f"{plan.kind.upper()} JOIN is not rewritten (only inner joins are)", "UNSAFE"
             )
-        both = _spj(plan.left, used).merge(_spj(plan.right, used))
+        both = _spj(plan.left, used, outer).merge(_spj(plan.right, used, outer))
         condition = both.substitute(plan.condition) if plan.condition is not None else None
         return both.merge(_Flat(conjuncts=ir.conjuncts(condition)))
     if isinstance(plan, ir.Derived):
@@ -165,8 +180,28 @@ def _spj(plan: ir.Plan, used: set[str]) -> _Flat:
     raise unsupported(f"{type(plan).__name__} inside FROM is not rewritten")
 
 
+def _outer_join(plan: ir.Join, used: set[str]) -> _Flat:
+    """A LEFT join onto one table, a RIGHT join of one table (the LEFT join mirrored), or a
+    FULL join of two tables; anything else is refused (`outer_joins` says why these)."""
+    preserved, nullable = (
+        (plan.right, plan.left) if plan.kind == "right" else (plan.left, plan.right)
+    )
+    if not isinstance(nullable, ir.Scan) or (
+        plan.kind == "full" and not isinstance(preserved, ir.Scan)
+    ):
+        raise unsupported(
+            f"{plan.kind.upper()} JOIN onto anything but one table is not rewritten", "UNSAFE"
+        )
+    both = _spj(preserved, used, True).merge(_spj(nullable, used, True))
+    on = ir.conjuncts(both.substitute(plan.condition) if plan.condition is not None else None)
+    if plan.kind == "full":
+        assert isinstance(preserved, ir.Scan)
+        return both.merge(_Flat(outer=(OuterJoin(FULL, nullable.alias, on, preserved.alias),)))
+    return both.merge(_Flat(outer=(OuterJoin(LEFT, nullable.alias, on),)))
+
+
 def _merge_derived(plan: ir.Derived, used: set[str]) -> _Flat:
-    inner = normalize(plan.input)
+    inner = normalize(plan.input, outer_joins=False)  # its outer joins would not merge
     if inner.grouped or inner.limit is not None or inner.offset:
         raise unsupported(
             f"FROM subquery '{plan.alias}' aggregates or limits its rows; it is considered "

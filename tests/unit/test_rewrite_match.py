@@ -136,6 +136,7 @@ def test_stale_but_within_tolerance_is_used(model) -> None:
 def test_the_steps_run_in_the_papers_order() -> None:
     names = [s.__module__.rsplit(".", 1)[-1] for s in STEPS]
     assert names == [
+        "outer_joins",
         "cardinality",
         "equivalence",
         "range_subsumption",
@@ -143,6 +144,7 @@ def test_the_steps_run_in_the_papers_order() -> None:
         "output_mapping",
         "rollup",
         "union_compensation",
+        "outer_joins",
     ]
 
 

@@ -15,6 +15,7 @@ from mvlattice.http.ui.html import code, esc, sql_block, when
 NEARNESS = (
     "VIEW_UNSUPPORTED",
     "TABLES_NOT_CONTAINED",
+    "OUTER_JOIN",
     "EXTRA_TABLE",
     "PREDICATE_NOT_IMPLIED",
     "MISSING_COLUMN",

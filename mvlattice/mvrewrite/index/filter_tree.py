@@ -130,6 +130,9 @@ class FilterTree:
         self._root: Node = SetIndex()
         self._paths: dict[Hashable, tuple[tuple[frozenset, ...], int]] = {}
         self._next = 0
+        # Views with outer joins are not indexed (the levels' keys describe inner joins; the
+        # matcher turns some outer joins inner): they are candidates for every query.
+        self._outer: set[Hashable] = set()
 
     def __len__(self) -> int:
         return len(self._paths)
@@ -142,6 +145,11 @@ class FilterTree:
         matching always rejects the view (its SQL is not understood, or has HAVING, LIMIT
         or DISTINCT over groups): it is not indexed and never a candidate."""
         self.remove(handle)
+        if view.block is not None and view.block.outer:
+            self._outer.add(handle)
+            self._paths[handle] = ((), self._next)
+            self._next += 1
+            return True
         found = view_keys(view, self.keys, self._groups)
         if found is None:
             return False
@@ -161,6 +169,9 @@ class FilterTree:
         if found is None:
             return False
         path = found[0]
+        if not path:
+            self._outer.discard(handle)
+            return True
         nodes = [self._root]
         for key in path[:-1]:
             nodes.append(nodes[-1][key])
@@ -175,8 +186,11 @@ class FilterTree:
 
     def candidates(self, query: Spjg) -> list[Hashable]:
         """Handles of the views that pass every level, in the order they were added."""
-        found: list[Hashable] = []
-        _collect(self._root, 0, Probe(QueryKeys(query, self._groups)), found)
+        if query.outer:  # the matcher may make them inner: every view may match
+            found: list[Hashable] = list(self._paths)
+        else:
+            found = list(self._outer)
+            _collect(self._root, 0, Probe(QueryKeys(query, self._groups)), found)
         paths = self._paths
         return sorted(found, key=lambda h: paths[h][1])
 
@@ -186,6 +200,7 @@ class FilterTree:
         out.keys, out._groups, out._next = self.keys, self._groups, self._next
         out._root = _copy(self._root, 0)
         out._paths = dict(self._paths)
+        out._outer = set(self._outer)
         return out
 
 

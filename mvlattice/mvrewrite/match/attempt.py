@@ -36,6 +36,7 @@ class Reason(StrEnum):
     UNSUPPORTED = "UNSUPPORTED"  # SQL the rewriter does not reason about; left as it is
     VIEW_UNSUPPORTED = "VIEW_UNSUPPORTED"  # the view's definition is outside what matching knows
     NOT_CHOSEN = "NOT_CHOSEN"  # matched, but another view is cheaper
+    OUTER_JOIN = "OUTER_JOIN"  # an outer join of the query or the view the other lacks
 
 
 # The codes by name, as the matching steps import them.
@@ -50,6 +51,7 @@ UNSAFE = Reason.UNSAFE
 UNSUPPORTED = Reason.UNSUPPORTED
 VIEW_UNSUPPORTED = Reason.VIEW_UNSUPPORTED
 NOT_CHOSEN = Reason.NOT_CHOSEN
+OUTER_JOIN = Reason.OUTER_JOIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +134,8 @@ class Attempt:
     order: tuple[ir.SortKey, ...] = ()
     aggregate: bool = False  # an Aggregate goes on top of the view (rollup or plain grouping)
     aggs: Mapping[ir.Agg, ir.Expr] = field(default_factory=_no_aggs)
+    # over the view: drop the rows of its LEFT joins the query has as inner (outer_joins)
+    outer_filters: tuple[ir.Expr, ...] = ()
 
     @property
     def view_block(self) -> Spjg:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from mvlattice.mvrewrite.match import (
     cardinality,
     equivalence,
+    outer_joins,
     output_mapping,
     range_subsumption,
     residual_subsumption,
@@ -22,6 +23,7 @@ from mvlattice.mvrewrite.views import View
 from mvlattice.sql.spjg import Spjg
 
 STEPS: tuple[Step, ...] = (
+    outer_joins.check,  # outer joins: the same, inner from LEFT, or lossless (beyond GL01)
     cardinality.check,  # query-partial: extra view tables must be lossless joins
     equivalence.check,  # §3.1.2 equijoin subsumption
     range_subsumption.check,  # §3.1.2 range subsumption (and the union split)
@@ -29,6 +31,7 @@ STEPS: tuple[Step, ...] = (
     output_mapping.check,  # §3.1.3 compensations, keys and outputs from view columns
     rollup.check,  # §3.2 grouping and aggregates
     union_compensation.check,  # Calcite's union rewriting
+    outer_joins.finish,  # drop the rows of view LEFT joins the query has as inner joins
 )
 
 

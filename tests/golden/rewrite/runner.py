@@ -73,7 +73,13 @@ schemas:
 
 # Calcite's schema with NULLs (salary, deptname, state), repeated values, a department and a
 # location nobody works in (empty groups), and salaries on both sides of 10000 and 12000.
+# Projects have NULL employees (a NULL foreign key finds no match in an outer join), an
+# employee with two projects (a repeated join key) and employees with none.
 HR_TABLES: dict[str, tuple[str, list[tuple[Any, ...]]]] = {
+    "projects": (
+        "projid INT, empid INT, budget INT",
+        [(1, 1, 100), (2, 1, 200), (3, None, 300), (4, 5, None), (5, None, 50), (6, 3, 70)],
+    ),
     "depts": (
         "deptno INT, deptname STRING",
         [(10, "Sales"), (20, "Marketing"), (30, None), (40, "Empty")],
