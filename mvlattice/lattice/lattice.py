@@ -121,6 +121,10 @@ class Lattice:
     row_count_estimate: float = 1000.0
     statistic_provider: str | None = None
     refresh: RefreshPolicy = field(default_factory=RefreshPolicy)
+    # Our addition: columns the planner may group by although they look like measures, and
+    # columns it never groups by (`dimensions:` / `measures:` of the lattice; see plan.columns)
+    dimension_labels: tuple[str, ...] = ()
+    measure_labels: tuple[str, ...] = ()
 
     @property
     def root(self) -> Node:

@@ -31,7 +31,7 @@ CALCITE_LATTICE_KEYS = (
     "defaultMeasures",
     "tiles",
 )
-OUR_LATTICE_KEYS = ("refresh", "maxStaleness", "vacuum")
+OUR_LATTICE_KEYS = ("refresh", "maxStaleness", "vacuum", "dimensions", "measures")
 TILE_KEYS = ("dimensions", "measures")
 MEASURE_KEYS = ("agg", "args", "distinct", "approximate")
 MATERIALIZATION_KEYS = ("view", "table", "sql", "refresh", "maxStaleness", "vacuum")
@@ -203,6 +203,12 @@ def _lattice(
     measures = default_measures + tuple(m for tile in tiles for m in tile.measures)
     for message in stored_name_clashes((c.label for c in star.columns), measures):
         problems.add(path, message)
+    roles = {
+        key: _dimensions(element.get(key, []), child(path, key), star, problems)
+        for key in ("dimensions", "measures")
+    }
+    for label in sorted(set(roles["dimensions"]) & set(roles["measures"])):
+        problems.add(path, f"column '{label}' is listed under both dimensions and measures")
     return Lattice(
         name,
         schema or "default",
@@ -213,6 +219,8 @@ def _lattice(
         default_measures,
         tiles,
         **options,
+        dimension_labels=roles["dimensions"],
+        measure_labels=roles["measures"],
     )
 
 

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from mvlattice.errors import UsageError
 from mvlattice.lattice.lattice import Lattice
@@ -55,6 +55,8 @@ class Candidates:
     declared: tuple[ColumnSet, ...]
     dimension_like: tuple[str, ...]
     truncated: bool
+    # a closed candidate -> the set it closes: the same rows (its added columns are determined)
+    origin: Mapping[ColumnSet, ColumnSet] = field(default_factory=dict)
 
 
 def canonical_labels(lattice: Lattice) -> dict[str, str]:
@@ -76,14 +78,19 @@ def canonical(columns: Iterable[str], canon: Mapping[str, str]) -> ColumnSet:
 
 
 def dimension_like(
-    lattice: Lattice, stats: StatisticProvider, canon: Mapping[str, str]
+    lattice: Lattice,
+    stats: StatisticProvider,
+    canon: Mapping[str, str],
+    allowed: Iterable[str] | None = None,
 ) -> tuple[str, ...]:
-    """Canonical, non-measure columns with 1 < distinct <= DIMENSION_FRACTION · rows."""
+    """Canonical, non-measure columns with 1 < distinct <= DIMENSION_FRACTION · rows, among
+    `allowed` (the dimensions of `plan.columns`) when given."""
     measured = {a for m in _all_measures(lattice) for a in m.args}
+    permitted = set(lattice.labels if allowed is None else allowed)
     limit = max(1.0, DIMENSION_FRACTION * stats.row_count())
     out = []
     for label in lattice.labels:
-        if canon.get(label, label) != label or label in measured:
+        if canon.get(label, label) != label or label in measured or label not in permitted:
             continue
         if 1 < stats.distinct_count((label,)) <= limit:
             out.append(label)
@@ -101,10 +108,17 @@ def candidate_sets(
     *,
     max_candidates: int = MAX_CANDIDATES,
     max_union_columns: int = MAX_UNION_COLUMNS,
+    allowed: Iterable[str] | None = None,
+    close: Callable[[ColumnSet], ColumnSet] | None = None,
 ) -> Candidates:
-    """The candidate views for `lattice`; `asked` maps workload views (labels) to weights."""
+    """The candidate views for `lattice`; `asked` maps workload views (labels) to weights.
+    `allowed`: the columns small sets are made of (default: every column); `close`: a set's
+    closure under the lattice's hierarchies (`plan.hierarchy`), applied to every candidate but
+    the asked and declared sets, which stay as they are (a declared tile is built as declared)
+    and are joined by their closures: same rows, more questions answered."""
     canon = canonical_labels(lattice)
     top = frozenset(canon.values())
+    shut = close or (lambda s: s)
     weights: dict[ColumnSet, float] = {}
     for columns, weight in (asked or {}).items():
         key = canonical(columns, canon)
@@ -113,13 +127,16 @@ def candidate_sets(
     if unknown:
         raise UsageError(f"lattice '{lattice.name}' has no column {', '.join(unknown)}")
     declared = tuple(dict.fromkeys(canonical(t.dimensions, canon) for t in lattice.tiles))
-    dims = dimension_like(lattice, stats, canon)
+    dims = dimension_like(lattice, stats, canon, allowed)
     seeds = _ordered([*weights, *declared], weights)
-    pool = _Pool(top, max_candidates)
-    pool.add_all(seeds, force=True)
+    pool = _Pool(top, max_candidates, shut)
+    pool.add_all(seeds, force=True)  # their closures: asked and declared sets stay as well
+    pool.add_all(seeds, force=True, keep=True)
     _union_closure(pool, seeds, weights, max_union_columns)
     pool.add_all(_small_sets(dims))
-    return Candidates(top, pool.ordered(), weights, declared, dims, pool.truncated)
+    return Candidates(
+        top, pool.ordered(), weights, declared, dims, pool.truncated, dict(pool.origin)
+    )
 
 
 def _ordered(sets: Iterable[ColumnSet], weights: Mapping[ColumnSet, float]) -> list[ColumnSet]:
@@ -136,8 +153,11 @@ def _small_sets(dims: tuple[str, ...]) -> list[ColumnSet]:
 class _Pool:
     """Insertion-ordered candidates, the top first, at most `cap` sets besides the top."""
 
-    def __init__(self, top: ColumnSet, cap: int) -> None:
-        self.top, self.cap = top, cap
+    def __init__(
+        self, top: ColumnSet, cap: int, close: Callable[[ColumnSet], ColumnSet] = frozenset
+    ) -> None:
+        self.top, self.cap, self.close = top, cap, close
+        self.origin: dict[ColumnSet, ColumnSet] = {}
         self.sets: dict[ColumnSet, None] = {top: None}
         self.truncated = False
 
@@ -147,10 +167,16 @@ class _Pool:
     def room(self) -> int:
         return self.cap + 1 - len(self.sets)
 
-    def add_all(self, sets: Iterable[ColumnSet], *, force: bool = False) -> list[ColumnSet]:
-        """Add new sets in order until full; `force` (asked and declared sets) ignores the cap."""
+    def add_all(
+        self, sets: Iterable[ColumnSet], *, force: bool = False, keep: bool = False
+    ) -> list[ColumnSet]:
+        """Add new sets (closed, or as they are with `keep`) in order until full; `force`
+        (asked and declared sets and their closures) ignores the cap."""
         added = []
-        for s in sets:
+        for given in sets:
+            s = given if keep else self.close(given)
+            if s != given:
+                self.origin.setdefault(s, given)
             if s in self.sets:
                 continue
             if self.full() and not force:

@@ -3,36 +3,51 @@
 The views are column sets of the lattice (`candidates`), w ⪯ v iff w ⊆ v; the top is the star
 at full detail, sized by the star's row count; every other view is sized by the distinct count
 of its columns (counted or estimated by the provider), capped at the row count (§3.1's linear
-cost model: answering a query costs the rows of the view it reads). With a workload, views are
-weighted by how often they are asked for; without one (or when the workload names nothing in
-this lattice) every candidate weighs 1, HRU96's uniform case.
+cost model: answering a query costs the rows of the view it reads).
+
+Candidates are group-bys of dimension columns (`plan.columns`: no measure column of the fact
+table), closed under the hierarchies the counts show (`plan.hierarchy`: a tile by month also
+holds quarter and year). With a workload, views are weighted by how often they are asked for;
+without one, by the hierarchies and declared tiles (`defaults`), and the plan says so.
 
 Tiles the model declares are always selected, first; `algorithm: false` selects only them.
-Chosen tiles carry the lattice's default measures plus every measure its declared tiles name.
+Chosen tiles carry the lattice's default measures, every measure its declared tiles name, and
+every measure the workload queries they are chosen for aggregate (`assign`). A byte budget
+(`plan.budget`) keeps the longest prefix of greedy's picks that fits; the plan's coverage of
+its workload, and the curve of coverage and bytes as tiles are added, are `plan.coverage`'s.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from mvlattice.errors import UsageError
 from mvlattice.lattice.lattice import Lattice, Measure, TileSpec
 from mvlattice.lattice.statistic_provider import StatisticProvider
 from mvlattice.model.loader import Model
+from mvlattice.plan.assign import TileFacts, with_workload_measures
+from mvlattice.plan.budget import Budget, stored_width, tile_bytes
 from mvlattice.plan.candidates import (
     Candidates,
     ColumnSet,
     candidate_sets,
     canonical,
     canonical_labels,
+    dimension_like,
 )
+from mvlattice.plan.columns import column_roles, fact_keys
+from mvlattice.plan.coverage import Coverage, predicted_coverage
+from mvlattice.plan.defaults import default_weights
+from mvlattice.plan.hierarchy import closure, dependencies
 from mvlattice.plan.hru import GreedyResult, greedy_over_sets, set_name
 from mvlattice.plan.sizing import count_missing, counted, sizes
-from mvlattice.plan.workload import Workload, read_workload, workload_from_entries
+from mvlattice.plan.workload import Workload, WorkloadQuery, read_workload, workload_from_entries
 
 DEFAULT_MAX_TILES = 8
+BYTES_MAX_TILES = 32  # greedy's picks a byte budget (without --max-tiles) cuts a prefix of
+NO_WORKLOAD = "no workload: group-bys weighed by the lattice's hierarchies and declared tiles"
 ROUND_TOP = 10  # candidates recorded per round
 REFINE_ROUNDS = 2
 
@@ -47,6 +62,7 @@ class PlannedTile:
     cost_after: float
     declared: bool = False
     counted: bool = False  # rows counted by the provider, not estimated
+    bytes: float = 0.0  # estimated: rows × stored columns × bytes per value (plan.budget)
 
     @property
     def dimensions(self) -> tuple[str, ...]:
@@ -73,6 +89,15 @@ class LatticePlan:
     workload: Workload | None = None
     timed_out: bool = False
     truncated: bool = False  # the candidate cap cut unions or small sets
+    weighting: str = "workload"  # or NO_WORKLOAD
+    budget: Budget = Budget()
+    coverage: Coverage | None = None  # of the workload, by the chosen tiles (predicted)
+    dimensions: tuple[str, ...] = ()  # the columns the plan groups by (plan.columns)
+    hierarchies: tuple[tuple[str, tuple[str, ...]], ...] = ()  # column -> columns it determines
+
+    @property
+    def bytes(self) -> float:
+        return sum(t.bytes for t in self.tiles)
 
     @property
     def cost_after(self) -> float:
@@ -98,29 +123,55 @@ def plan_lattice(
     min_benefit: float = 0.0,
     count: bool = True,
     rounds: int | None = ROUND_TOP,
+    keys: frozenset[str] = frozenset(),
+    budget: Budget | None = None,
 ) -> LatticePlan:
     """Choose tiles for `lattice` (HRU96 §4 greedy; see the module docstring).
 
     `max_tiles` defaults to DEFAULT_MAX_TILES unless `max_rows` (a budget on the summed rows
-    of chosen tiles) is given; `max_millis` (per greedy run) defaults to the lattice's
-    `algorithmMaxMillis`. With `count` and a provider that can count more sets, the asked and
-    declared sets are counted first, then the chosen tiles, and greedy runs again on the
-    counted sizes (at most REFINE_ROUNDS times) until every chosen tile's rows are counted.
-    `rounds` is how many of each round's best candidates the plan records (lazily found);
-    None records every candidate (HRU96's Fig. 8 table, a plain-greedy evaluation per round),
-    0 none.
+    of chosen tiles) or `budget.max_bytes` is given; `max_millis` (per greedy run) defaults to
+    the lattice's `algorithmMaxMillis`. With `count` and a provider that can count more sets,
+    the asked and declared sets are counted first, then the chosen tiles, and greedy runs
+    again on the counted sizes (at most REFINE_ROUNDS times) until every chosen tile's rows
+    are counted. `rounds` is how many of each round's best candidates the plan records
+    (lazily found); None records every candidate (HRU96's Fig. 8 table, a plain-greedy
+    evaluation per round), 0 none. `keys`: the fact table's key columns (`columns.fact_keys`).
     """
     _check_limits(max_tiles, max_rows)
-    asked = workload.weights() if workload is not None and workload.queries else None
-    cands = candidate_sets(lattice, stats, asked)
+    money = budget or Budget()
+    roles = column_roles(lattice, keys)
+    canon = canonical_labels(lattice)
+    dims = dimension_like(lattice, stats, canon, roles.dimensions)
+    constants = [
+        d
+        for d in roles.dimensions
+        if canon.get(d, d) == d and float(stats.distinct_count((d,))) <= 1
+    ]
+    determined = dependencies(lattice, stats, dims, constants) if count else {}
+
+    def close(columns: ColumnSet) -> ColumnSet:
+        return closure(columns, determined)
+
+    has_work = workload is not None and bool(workload.queries)
+    if has_work:
+        assert workload is not None
+        asked = _summed((q.columns, q.weight) for q in workload.queries if q.measures is not None)
+    else:
+        asked = default_weights(lattice, dims, determined)
+    cands = candidate_sets(lattice, stats, asked, allowed=roles.dimensions, close=close)
     if count:
         count_missing(stats, _by_weight(cands))
+    k = _k(lattice, max_tiles, max_rows, money.max_bytes)
 
     def choose() -> tuple[dict[ColumnSet, float], GreedyResult]:
         views = sizes(cands.sets, cands.top, lattice, stats)
+        given = sizes(tuple(set(cands.origin.values())), cands.top, lattice, stats)
+        for closed, origin in cands.origin.items():  # hierarchies: the same rows, unless counted
+            if closed in views and closed != cands.top and not counted(stats, closed):
+                views[closed] = min(views[closed], given[origin])
         result = greedy_over_sets(
             views,
-            _k(lattice, max_tiles, max_rows),
+            k + 1 if k else k,  # one more than asked: what the next tile would buy
             weights=cands.asked or None,
             space=max_rows,
             max_millis=_millis(lattice, max_millis),
@@ -138,7 +189,74 @@ def plan_lattice(
         if not (count and count_missing(stats, picked)):
             break
         views, result = choose()
-    return _plan(lattice, cands, views, result, workload, stats)
+    plan = _plan(lattice, cands, views, result, workload, stats, money)
+    return _finish(plan, k, has_work, workload, money, roles.dimensions, determined)
+
+
+def _summed(pairs: Iterable[tuple[ColumnSet, float]]) -> dict[ColumnSet, float]:
+    out: dict[ColumnSet, float] = {}
+    for columns, weight in pairs:
+        out[columns] = out.get(columns, 0.0) + weight
+    return out
+
+
+def _finish(
+    plan: LatticePlan,
+    k: int | None,
+    has_work: bool,
+    workload: Workload | None,
+    budget: Budget,
+    dims: tuple[str, ...],
+    determined: Mapping[str, frozenset[str]],
+) -> LatticePlan:
+    """Measures from the workload, bytes, the cut to `k` greedy picks and to the byte budget,
+    and the coverage curve over every pick greedy made (the one past the cut included)."""
+    queries = workload.queries if workload is not None else ()
+    picks = [TileFacts(t.dimensions, t.spec.measures, t.rows, t.declared) for t in plan.tiles]
+    declared = sum(t.declared for t in plan.tiles)
+    keep = len(picks) if k is None else min(len(picks), declared + k)
+    while (
+        budget.max_bytes is not None
+        and keep > declared
+        and _bytes(plan.lattice, picks[:keep], queries, budget) > budget.max_bytes
+    ):
+        keep -= 1
+    facts = with_workload_measures(plan.lattice, picks[:keep], queries)
+    tiles = tuple(
+        replace(
+            tile,
+            spec=replace(tile.spec, measures=fact.measures),
+            bytes=_tile_bytes(fact, budget),
+        )
+        for tile, fact in zip(plan.tiles, facts, strict=False)
+    )
+    coverage = predicted_coverage(
+        plan.lattice, picks, keep, workload, plan.top_rows, budget.bytes_per_value
+    )
+    hierarchies = tuple(
+        (d, tuple(sorted(determined[d]))) for d in sorted(determined) if determined[d]
+    )
+    return replace(
+        plan,
+        tiles=tiles,
+        rounds=plan.rounds[:keep],
+        weighting="workload" if has_work else NO_WORKLOAD,
+        budget=budget,
+        coverage=coverage,
+        dimensions=dims,
+        hierarchies=hierarchies,
+    )
+
+
+def _tile_bytes(tile: TileFacts, budget: Budget) -> float:
+    width = stored_width(tile.dimensions, tile.measures)
+    return tile_bytes(tile.rows, width, budget.bytes_per_value)
+
+
+def _bytes(
+    lattice: Lattice, picks: Sequence[TileFacts], queries: Sequence[WorkloadQuery], budget: Budget
+) -> float:
+    return sum(_tile_bytes(t, budget) for t in with_workload_measures(lattice, picks, queries))
 
 
 def _by_weight(cands: Candidates) -> list[ColumnSet]:
@@ -147,12 +265,16 @@ def _by_weight(cands: Candidates) -> list[ColumnSet]:
     return [*asked, *cands.declared]
 
 
-def _k(lattice: Lattice, max_tiles: int | None, max_rows: float | None) -> int | None:
+def _k(
+    lattice: Lattice, max_tiles: int | None, max_rows: float | None, max_bytes: float | None
+) -> int | None:
     if not lattice.algorithm:
         return 0
-    if max_tiles is None and max_rows is None:
-        return DEFAULT_MAX_TILES
-    return max_tiles
+    if max_tiles is not None:
+        return max_tiles
+    if max_bytes is not None:
+        return BYTES_MAX_TILES
+    return None if max_rows is not None else DEFAULT_MAX_TILES
 
 
 def _millis(lattice: Lattice, max_millis: float | None) -> float | None:
@@ -168,6 +290,7 @@ def _plan(
     result: GreedyResult,
     workload: Workload | None,
     stats: StatisticProvider,
+    budget: Budget,
 ) -> LatticePlan:
     by_name = {set_name(s): s for s in views}
     specs = _Specs(lattice)
@@ -193,6 +316,7 @@ def _plan(
         workload,
         result.timed_out,
         cands.truncated,
+        budget=budget,
     )
 
 
@@ -245,6 +369,7 @@ def plan_model(
     max_rows: float | None = None,
     workload: WorkloadInput = None,
     max_millis: float | None = None,
+    budget: Budget | None = None,
 ) -> LatticePlan:
     """Plan one lattice of `model`. The workload (a file, a list of {dimensions, weight}
     entries, or a Workload) is read before statistics are asked for, so bad input fails fast."""
@@ -257,6 +382,8 @@ def plan_model(
         max_rows=max_rows,
         workload=work,
         max_millis=max_millis,
+        keys=fact_keys(model, chosen),
+        budget=budget,
     )
 
 

@@ -7,8 +7,9 @@ from typing import Any
 
 from mvlattice.lattice.lattice import Measure
 from mvlattice.plan.candidates import canonical, canonical_labels
+from mvlattice.plan.coverage import Coverage
 from mvlattice.plan.hru import cube_edges
-from mvlattice.plan.planner import LatticePlan, PlannedTile
+from mvlattice.plan.planner import NO_WORKLOAD, LatticePlan, PlannedTile
 
 ROUND_CANDIDATES = 10  # candidates listed per round in JSON, best first
 
@@ -44,6 +45,12 @@ def plan_document(plan: LatticePlan) -> dict[str, Any]:
         "cost_before": number(plan.cost_before),
         "cost_after": number(plan.cost_after),
         "workload": _workload_document(plan),
+        "weighting": plan.weighting,
+        "dimensions": list(plan.dimensions),
+        "hierarchies": {column: list(below) for column, below in plan.hierarchies},
+        "budget": budget_document(plan),
+        "bytes": number(plan.bytes),
+        "coverage": coverage_document(plan.coverage),
         "tiles": [_tile_document(tile) for tile in plan.tiles],
         "rounds": [
             {
@@ -68,6 +75,57 @@ def _tile_document(tile: PlannedTile) -> dict[str, Any]:
         "cost_after": number(tile.cost_after),
         "declared": tile.declared,
         "counted": tile.counted,
+        "bytes": number(tile.bytes),
+    }
+
+
+def budget_document(plan: LatticePlan) -> dict[str, Any]:
+    b = plan.budget
+    return {
+        "max_bytes": None if b.max_bytes is None else number(b.max_bytes),
+        "share": b.share,
+        "fact_bytes": None if b.fact_bytes is None else number(b.fact_bytes),
+        "bytes_per_value": number(b.bytes_per_value),
+        "bytes_per_value_measured": b.measured,
+    }
+
+
+def coverage_document(coverage: Coverage | None) -> dict[str, Any] | None:
+    """Coverage as JSON: the weighted share answered from tiles, rows read before and after,
+    each statement, and the curve as tiles are added."""
+    if coverage is None:
+        return None
+    return {
+        "source": coverage.source,
+        "queries": len(coverage.queries),
+        "answered": sum(q.answered for q in coverage.queries),
+        "weight": number(coverage.weight),
+        "answered_weight": number(coverage.answered_weight),
+        "share": round(coverage.share, 4),
+        "rows_before": number(coverage.rows_before),
+        "rows_after": number(coverage.rows_after),
+        "statements": [
+            {
+                "sql": q.sql,
+                "weight": number(q.weight),
+                "answered": q.answered,
+                "tiles": [list(t) for t in q.tiles],
+                "rows_before": number(q.rows_before),
+                "rows_after": number(q.rows_after),
+            }
+            for q in coverage.queries
+        ],
+        "curve": [
+            {
+                "tiles": p.tiles,
+                "added": list(p.added),
+                "coverage": round(p.coverage, 4),
+                "bytes": number(p.bytes),
+                "rows_after": number(p.rows_after),
+                "chosen": p.chosen,
+            }
+            for p in coverage.curve
+        ],
     }
 
 
@@ -91,20 +149,26 @@ def plan_text(plan: LatticePlan) -> str:
         f"{plan.candidates:,} candidate group-bys"
     )
     lines = [head + (f"; {_workload_line(plan)}" if plan.workload is not None else "")]
+    if plan.weighting == NO_WORKLOAD:
+        lines.append(f"({NO_WORKLOAD})")
     rows = [
         (
             str(i),
             ", ".join(t.dimensions) or "()",
             f"{'' if t.counted else '~'}{t.rows:,.0f}",
+            size(t.bytes),
             f"{t.benefit:,.0f}",
             f"{t.cost_after:,.0f}",
             "declared" if t.declared else "",
         )
         for i, t in enumerate(plan.tiles, 1)
     ]
-    header = ("#", "dimensions", "rows", "benefit", "cost after", "")
-    lines.extend(_aligned([header, *rows], right=(0, 2, 3, 4)) if rows else ["(no tiles)"])
+    header = ("#", "dimensions", "rows", "bytes", "benefit", "cost after", "")
+    lines.extend(_aligned([header, *rows], right=(0, 2, 3, 4, 5)) if rows else ["(no tiles)"])
     lines.append(_cost_line(plan))
+    lines.append(_budget_line(plan))
+    if plan.coverage is not None:
+        lines.extend(coverage_lines(plan.coverage))
     if any(not t.counted for t in plan.tiles):
         lines.append("(~: rows estimated from the statistics, not counted)")
     if plan.timed_out:
@@ -112,6 +176,53 @@ def plan_text(plan: LatticePlan) -> str:
     if not plan.lattice.algorithm:
         lines.append("(the lattice says algorithm: false, so only its declared tiles)")
     return "\n".join(lines)
+
+
+def size(value: float | None) -> str:
+    """Bytes for people: 1.2 MB (powers of 1000, as --max-bytes reads MB)."""
+    if value is None:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.1f} {unit}"
+    return f"{value:,.0f} B"
+
+
+def _budget_line(plan: LatticePlan) -> str:
+    b = plan.budget
+    per = "measured on built tiles" if b.measured else "default estimate"
+    text = f"Tiles: {size(plan.bytes)} (~{b.bytes_per_value:.1f} bytes per value, {per})"
+    if b.max_bytes is not None:
+        text += f"; budget {size(b.max_bytes)}"
+        if b.share is not None and b.fact_bytes is not None:
+            text += f" ({b.share:.1%} of the fact table's {size(b.fact_bytes)})"
+    return text
+
+
+def coverage_lines(coverage: Coverage) -> list[str]:
+    """The coverage summary and, for a plan, its curve: what each added tile buys."""
+    what = "predicted by the plan" if coverage.source == "plan" else "answered by the rewriter"
+    answered = sum(q.answered for q in coverage.queries)
+    before, after = coverage.rows_before, coverage.rows_after
+    lines = [
+        f"Coverage ({what}): {coverage.share:.1%} of the workload's weight answered from tiles "
+        f"({answered} of {len(coverage.queries)} statements); rows read "
+        f"{before:,.0f} -> {after:,.0f}"
+    ]
+    if coverage.curve:
+        rows = [
+            (
+                str(p.tiles),
+                f"{p.coverage:.1%}",
+                size(p.bytes),
+                f"{p.rows_after:,.0f}",
+                "" if p.chosen else "(next pick, not chosen)",
+            )
+            for p in coverage.curve
+        ]
+        header = ("tiles", "coverage", "bytes", "rows read", "")
+        lines.extend(_aligned([header, *rows], right=(0, 1, 2, 3)))
+    return lines
 
 
 def _aligned(rows: list[tuple[str, ...]], right: tuple[int, ...]) -> list[str]:

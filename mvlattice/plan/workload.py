@@ -30,22 +30,39 @@ import yaml
 
 from mvlattice.document import suggest
 from mvlattice.errors import NotFoundError, UsageError
-from mvlattice.lattice.lattice import Lattice
-from mvlattice.plan.workload_asks import statement_asks, target
+from mvlattice.lattice.lattice import Lattice, Measure
+from mvlattice.plan.workload_asks import BlockAsk, statement_asks, target
 
 
 @dataclass(frozen=True, slots=True)
 class WorkloadQuery:
-    """One kind of query: grouped labels, filtered labels and its summed weight."""
+    """One kind of query: grouped labels, filtered labels, its summed weight, the measures it
+    aggregates (None: an aggregate no tile measure answers) and its exact distinct-count
+    columns (a tile answers those by grouping by them)."""
 
     dimensions: frozenset[str]
     filters: frozenset[str] = frozenset()
     weight: float = 1.0
+    measures: frozenset[Measure] | None = frozenset()
+    distinct: frozenset[str] = frozenset()
 
     @property
     def columns(self) -> frozenset[str]:
         """HRU96's view for the query: what a tile needs to answer it."""
-        return self.dimensions | self.filters
+        return self.dimensions | self.filters | self.distinct
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadStatement:
+    """One statement of a SQL workload as read, with its weight and the blocks it asks of the
+    lattice (empty: it does not read the fact table, or did not map) — what coverage is
+    reported over, statement by statement."""
+
+    sql: str
+    weight: float
+    asks: tuple[WorkloadQuery, ...]
+    mapped: bool  # every block reading the fact table mapped onto the lattice
+    reads_fact: bool = True  # False: parsed and reads no fact table, or did not parse
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +76,7 @@ class Workload:
     ignored: int = 0
     unparsed: int = 0
     unmapped: int = 0
+    sql: tuple[WorkloadStatement, ...] = ()  # the statements of a SQL workload, in order
 
     def weights(self) -> dict[frozenset[str], float]:
         """Weight per view (query columns), summed over queries needing the same columns."""
@@ -70,12 +88,26 @@ class Workload:
 
 def merge(queries: Iterable[WorkloadQuery]) -> tuple[WorkloadQuery, ...]:
     """Equal (dimensions, filters) summed into one query, in a fixed order; weight 0 dropped."""
-    total: dict[tuple[frozenset[str], frozenset[str]], float] = {}
+    total: dict[tuple, float] = {}
     for q in queries:
-        key = (q.dimensions, q.filters)
+        key = (q.dimensions, q.filters, q.measures, q.distinct)
         total[key] = total.get(key, 0.0) + q.weight
-    ordered = sorted(total.items(), key=lambda item: (sorted(item[0][0]), sorted(item[0][1])))
-    return tuple(WorkloadQuery(d, f, w) for (d, f), w in ordered if w > 0)
+    ordered = sorted(total.items(), key=lambda item: _order(*item[0]))
+    return tuple(WorkloadQuery(d, f, w, m, x) for (d, f, m, x), w in ordered if w > 0)
+
+
+def _order(
+    dims: frozenset[str],
+    filters: frozenset[str],
+    measures: frozenset[Measure] | None,
+    distinct: frozenset[str],
+) -> tuple:
+    named = sorted(str(m) for m in measures) if measures is not None else ["?"]
+    return (sorted(dims), sorted(filters), named, sorted(distinct))
+
+
+def query_of(ask: BlockAsk, weight: float) -> WorkloadQuery:
+    return WorkloadQuery(ask.dimensions, ask.filters, weight, ask.measures, ask.distinct)
 
 
 # --- files ----------------------------------------------------------------------------------
@@ -164,6 +196,7 @@ def workload_from_sql(statements: Iterable[tuple[str, float]], lattice: Lattice)
     """Statements with their weights, each block mapped to lattice labels."""
     index = target(lattice)
     queries: list[WorkloadQuery] = []
+    read: list[WorkloadStatement] = []
     count = ignored = unparsed = unmapped = 0
     for sql, weight in statements:
         count += 1
@@ -171,15 +204,19 @@ def workload_from_sql(statements: Iterable[tuple[str, float]], lattice: Lattice)
             trees = [t for t in sqlglot.parse(sql, read="spark") if t is not None]
         except sqlglot.errors.SqlglotError:
             unparsed += 1
+            read.append(WorkloadStatement(sql, weight, (), False, False))
             continue
         asks = [statement_asks(tree, index) for tree in trees]
         if not any(a.reads_fact for a in asks):
             ignored += 1
+            read.append(WorkloadStatement(sql, weight, (), False, False))
             continue
-        unmapped += sum(a.unmapped for a in asks)
-        for ask in (block for a in asks for block in a.asks):
-            queries.append(WorkloadQuery(ask.dimensions, ask.filters, weight))
-    return Workload(merge(queries), count, ignored, unparsed, unmapped)
+        missed = sum(a.unmapped for a in asks)
+        unmapped += missed
+        mine = [query_of(block, weight) for a in asks for block in a.asks]
+        queries.extend(mine)
+        read.append(WorkloadStatement(sql, weight, tuple(mine), missed == 0))
+    return Workload(merge(queries), count, ignored, unparsed, unmapped, tuple(read))
 
 
 # --- declared lists -------------------------------------------------------------------------

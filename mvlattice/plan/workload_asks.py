@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from mvlattice.lattice.lattice import Lattice
+from mvlattice.lattice.lattice import Lattice, Measure
+from mvlattice.sql.aggregates import AGGREGATE_OF_NODE
 from mvlattice.sql.block_summary import (
     BlockSummary,
     FromItem,
@@ -54,10 +55,15 @@ class LatticeIndex:
 
 @dataclass(frozen=True, slots=True)
 class BlockAsk:
-    """One aggregate block's needs, as lattice labels."""
+    """One aggregate block's needs, as lattice labels: the columns a tile must group by, the
+    measures it must carry (`measures`; None when an aggregate is not a tile measure: an
+    expression argument, an unknown function), and the columns of exact distinct counts
+    (`distinct`: answered when the tile groups by them)."""
 
     dimensions: frozenset[str]
     filters: frozenset[str]
+    measures: frozenset[Measure] | None = frozenset()
+    distinct: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +143,41 @@ class _Scope:
         try:
             dims = frozenset(self._labels(iter(block.group_columns)))
             filters = frozenset(self._labels(_filter_columns(block)))
+            measures, distinct = self._measures(block)
         except _Unmapped:
             return None
-        return BlockAsk(dims, filters)
+        return BlockAsk(dims, filters, measures, distinct)
+
+    def _measures(self, block: BlockSummary) -> tuple[frozenset[Measure] | None, frozenset[str]]:
+        """The tile measures the block's aggregates need (AVG as SUM and COUNT, its roll-up
+        parts), and the columns it counts distinct values of."""
+        out: set[Measure] = set()
+        distinct: set[str] = set()
+        exotic = False
+        for call in block.aggregate_calls:
+            agg = AGGREGATE_OF_NODE.get(type(call))
+            inner = call.this
+            is_distinct = isinstance(inner, exp.Distinct)
+            args = list(inner.expressions) if is_distinct else [inner] if inner else []
+            if agg is None or agg == "approx_count_distinct" or len(args) > 1:
+                exotic = True
+                continue
+            if agg == "count" and (not args or isinstance(args[0], exp.Star)):
+                out.add(Measure("count"))
+                continue
+            if not isinstance(args[0], exp.Column):
+                exotic = True
+                continue
+            labels = self.labels_of(args[0])
+            if len(labels) != 1:
+                exotic = True
+            elif is_distinct:
+                distinct.add(labels[0])
+            elif agg == "avg":
+                out.update((Measure("sum", labels), Measure("count", labels)))
+            else:
+                out.add(Measure(agg, labels))
+        return (None if exotic else frozenset(out)), frozenset(distinct)
 
     def _labels(self, columns: Iterator[exp.Column]) -> Iterator[str]:
         for column in columns:

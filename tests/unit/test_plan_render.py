@@ -13,10 +13,10 @@ from mvlattice.plan.render import number, plan_document, plan_dot, plan_text
 from mvlattice.plan.workload import workload_from_entries
 from tests.unit.plan_support import ASKED, shop_lattice, shop_stats, write_model
 
-STAR_TILES = [
-    ["brand", "the_year", "the_month", "quarter", "family"],
-    ["the_year", "the_month", "quarter", "family"],
-    ["s.product_id"],
+STAR_TILES = [  # fiscal_period: a constant, which every column determines (plan.hierarchy)
+    ["brand", "the_year", "the_month", "quarter", "fiscal_period", "family"],
+    ["the_year", "the_month", "quarter", "fiscal_period", "family"],
+    ["s.product_id", "fiscal_period"],
 ]
 
 
@@ -43,6 +43,7 @@ def test_json_document(plan: LatticePlan) -> None:
         "cost_after": 190_000,
         "declared": True,
         "counted": False,  # a dict provider only estimates
+        "bytes": 20 * 2 * 8,  # rows × (store_id, min_price) × the default 8 bytes per value
     }
     assert first["measures"] == [
         {"agg": "count"},
@@ -76,21 +77,22 @@ def test_text_lists_tiles_in_order_with_rows_benefit_and_cost(plan: LatticePlan)
     body = "\n".join(lines[1:])
     positions = [body.index(", ".join(d) + " ") for d in STAR_TILES]
     assert positions == sorted(positions)
-    assert lines[1].split() == ["#", "dimensions", "rows", "benefit", "cost", "after"]
-    assert lines[2].split() == ["1", "store_id", "~20", "0", "190,000", "declared"]
+    assert lines[1].split() == ["#", "dimensions", "rows", "bytes", "benefit", "cost", "after"]
+    assert lines[2].split() == ["1", "store_id", "~20", "320", "B", "0", "190,000", "declared"]
     cost = f"{plan.cost_after:,.0f}"
     assert lines[-1] == "(~: rows estimated from the statistics, not counted)"
-    assert (
-        lines[-2]
-        == f"Total cost: 190,000 -> {cost} rows read ({1 - plan.cost_after / 190_000:.1%} less)"
-    )
+    total = f"Total cost: 190,000 -> {cost} rows read ({1 - plan.cost_after / 190_000:.1%} less)"
+    assert total in lines
+    assert any(line.startswith("Coverage (predicted by the plan): 100.0% ") for line in lines)
 
 
 def test_dot_draws_chosen_tiles_with_computable_from_edges(plan: LatticePlan) -> None:
     dot = plan_dot(plan)
     assert dot.startswith('digraph "sales" {') and dot.endswith("}")
     assert 'star [label="sales (full detail)\\n10,000 rows", style="rounded,bold"];' in dot
-    assert '  t2 [label="#2\\nbrand\\nthe_year\\nthe_month\\nquarter\\nfamily\\n' in dot
+    assert (
+        '  t2 [label="#2\\nbrand\\nthe_year\\nthe_month\\nquarter\\nfiscal_period\\nfamily' in dot
+    )
     assert '  t1 [label="#1 (declared)\\nstore_id\\n20 rows, benefit 0"];' in dot
     edges = {line.strip() for line in dot.splitlines() if "->" in line}
     # covering edges only: t3 ⊂ t2, so no star -> t3

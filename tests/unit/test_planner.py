@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from mvlattice.errors import NotFoundError, UsageError
 from mvlattice.lattice.lattice import Lattice, Measure
 from mvlattice.plan.candidates import canonical, canonical_labels
-from mvlattice.plan.planner import DEFAULT_MAX_TILES, LatticePlan, plan_lattice, plan_model
+from mvlattice.plan.planner import (
+    DEFAULT_MAX_TILES,
+    NO_WORKLOAD,
+    LatticePlan,
+    plan_lattice,
+    plan_model,
+)
 from mvlattice.plan.workload import Workload, workload_from_entries
 from tests.unit.plan_support import ASKED, COUNTS, ROWS, shop_lattice, shop_model, shop_stats
 
@@ -38,10 +44,11 @@ def test_a_weighted_plan_answers_what_is_asked(lattice: Lattice) -> None:
     plan = plan_lattice(lattice, shop_stats(), workload=workload(lattice), max_tiles=3)
     # Round 1's best serves the three heaviest queries at once; round 2 a smaller tile for
     # the months and quarters; round 3 the products (asked as p.product_id, the same column).
+    # Each carries fiscal_period, a constant every column determines (plan.hierarchy).
     assert dims(plan) == [
-        ("brand", "the_year", "the_month", "quarter", "family"),
-        ("the_year", "the_month", "quarter", "family"),
-        ("s.product_id",),
+        ("brand", "the_year", "the_month", "quarter", "fiscal_period", "family"),
+        ("the_year", "the_month", "quarter", "fiscal_period", "family"),
+        ("s.product_id", "fiscal_period"),
     ]
     for entry in ASKED:
         assert plan.answering(entry["dimensions"] + entry.get("filters", [])) is not None
@@ -71,11 +78,16 @@ def test_costs_fall_by_each_benefit_and_rounds_rank_every_candidate(lattice: Lat
     assert quiet.rounds == () and quiet.tiles == short.tiles
 
 
-def test_without_a_workload_every_candidate_weighs_one_and_k_defaults(lattice: Lattice) -> None:
+def test_without_a_workload_hierarchies_weigh_and_k_defaults(lattice: Lattice) -> None:
     plan = plan_lattice(lattice, shop_stats())
+    assert plan.weighting == NO_WORKLOAD and plan.coverage is None
     assert len(plan.tiles) == DEFAULT_MAX_TILES
-    assert dims(plan)[:2] == [("the_year", "family"), ("the_month", "quarter")]
+    # brand -> family and the_month -> quarter (COUNTS): the first tile holds both hierarchies
+    assert dims(plan)[0] == ("brand", "the_month", "quarter", "fiscal_period", "family")
     assert all(t.benefit > 0 and not t.declared for t in plan.tiles)
+    measures = {"units", "price", "store_id"}  # fact columns that are no key
+    assert not any(measures & set(t.dimensions) for t in plan.tiles)
+    assert dict(plan.hierarchies)["the_month"] == ("fiscal_period", "quarter")
 
 
 def test_tiles_carry_default_and_declared_measures(tmp_path: Path) -> None:
@@ -166,13 +178,11 @@ class CountingStats:
 def test_a_counting_provider_counts_the_asked_sets_then_the_chosen_tiles(lattice: Lattice) -> None:
     stats = CountingStats()
     plan = plan_lattice(lattice, stats, workload=workload(lattice), max_tiles=3)
-    first = stats.passes[0]
-    assert first[0] == S({"the_year", "the_month"})  # the most asked first
-    assert set(first) == {
-        S({"the_year", "the_month"}),
-        S({"brand", "the_year"}),
-        S({"family", "quarter"}),
-    }  # s.product_id was counted already
+    hierarchies, asked = stats.passes[:2]
+    assert S({"the_year", "the_month"}) in hierarchies  # pairs inside one dimension
+    assert S({"brand", "family"}) in hierarchies
+    assert asked[0] == S({"the_year", "brand"})  # the most asked not counted yet first
+    assert set(asked) == {S({"brand", "the_year"}), S({"family", "quarter"})}
     assert all(t.counted for t in plan.tiles)
     for t in plan.tiles:
         assert t.rows == stats.truth.distinct_count(t.dimensions)

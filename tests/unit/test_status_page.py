@@ -46,7 +46,8 @@ EVIL = "<script>alert('x')</script>&\""
 @pytest.fixture
 def plan(tmp_path: Path) -> LatticePlan:
     lattice = shop_lattice(
-        tmp_path, tiles="[{dimensions: [store_id], measures: [{agg: min, args: price}]}]"
+        tmp_path,
+        tiles="[{dimensions: [store_id, fiscal_period], measures: [{agg: min, args: price}]}]",
     )
     return plan_lattice(lattice, shop_stats(), workload=workload_from_entries(ASKED, lattice),
                         max_tiles=3)  # fmt: skip
@@ -123,7 +124,8 @@ def test_tile_layout_puts_the_star_on_top_and_wider_views_higher(plan: LatticePl
     for parent, child in graph.edges:
         assert where[parent][1] < where[child][1]  # "computable from" always points down
     by_dims = {n.id: len(n.dimensions) for n in graph.nodes if n.id != "star"}
-    same = [i for i in by_dims if by_dims[i] == 1]  # store_id and s.product_id share a level
+    # store_id and s.product_id (each with fiscal_period, a constant) share a level
+    same = [i for i in by_dims if by_dims[i] == 2]
     assert len({where[i][1] for i in same}) == 1 and len({where[i][0] for i in same}) == 2
 
 
@@ -140,7 +142,7 @@ def test_tile_svg_draws_every_view_and_edge_with_its_label(plan: LatticePlan) ->
     assert set(circles) == {n.id for n in graph.nodes}
     assert len(root.findall(f"{NS}line")) == len(graph.edges)
     labels = [t.text for t in circles["t1"].iter(f"{NS}text")]
-    assert labels == ["#1 store_id", "20 rows, benefit 0"]
+    assert labels[0].startswith("#1 store_id, fiscal_peri") and labels[1:] == ["20 rows, benefit 0"]
     radii = {k: float(g.find(f"{NS}circle").get("r")) for k, g in circles.items()}
     assert radii["star"] == max(radii.values()) and radii["t1"] < radii["t2"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mvlattice.errors import NotFoundError, UsageError
-from mvlattice.lattice.lattice import Lattice
+from mvlattice.lattice.lattice import Lattice, Measure
 from mvlattice.plan.workload import (
     Workload,
     WorkloadQuery,
@@ -19,6 +19,7 @@ from mvlattice.plan.workload import (
 )
 from tests.unit.plan_support import shop_lattice
 
+COUNT = frozenset({Measure("count")})
 FACT_TIME = "from shop.sales s join shop.time_by_day t on s.time_id = t.time_id"
 
 
@@ -110,7 +111,7 @@ def test_statements_that_miss_the_fact_table_are_ignored(lattice: Lattice) -> No
 def test_unparsable_statements_are_counted(lattice: Lattice) -> None:
     work = asks(lattice, "select from where (", f"select count(*) {FACT_TIME}")
     assert work.unparsed == 1
-    assert work.queries == (WorkloadQuery(frozenset(), frozenset(), 1.0),)
+    assert work.queries == (WorkloadQuery(frozenset(), frozenset(), 1.0, COUNT),)
 
 
 def test_every_block_reading_the_fact_table_counts_subqueries_and_ctes_too(
@@ -132,7 +133,7 @@ def test_every_block_reading_the_fact_table_counts_subqueries_and_ctes_too(
 def test_equal_queries_merge_and_weights_add(lattice: Lattice) -> None:
     sql = f"select t.the_month, count(*) {FACT_TIME} group by t.the_month"
     work = workload_from_sql([(sql, 2.0), (sql.upper(), 3.0)], lattice)
-    assert work.queries == (WorkloadQuery(frozenset({"the_month"}), frozenset(), 5.0),)
+    assert work.queries == (WorkloadQuery(frozenset({"the_month"}), frozenset(), 5.0, COUNT),)
     assert work.weights() == {frozenset({"the_month"}): 5.0}
 
 
@@ -146,6 +147,24 @@ def test_weights_sum_over_queries_needing_the_same_columns() -> None:
     assert work.weights() == {frozenset({"a", "b"}): 3.0}
 
 
+def test_the_measures_a_query_aggregates(lattice: Lattice) -> None:
+    sql = (
+        "select t.the_month, sum(s.units), avg(s.price), min(units), count(distinct brand) "
+        "from shop.sales s join shop.time_by_day t on s.time_id = t.time_id "
+        "join shop.product p on s.product_id = p.product_id group by t.the_month"
+    )
+    (query,) = asks(lattice, sql).queries
+    assert query.measures == {
+        Measure("sum", ("units",)),
+        Measure("sum", ("price",)),  # AVG rolls up from SUM and COUNT
+        Measure("count", ("price",)),
+        Measure("min", ("units",)),
+    }
+    assert query.distinct == {"brand"} and query.columns == {"the_month", "brand"}
+    odd = asks(lattice, f"select t.the_month, sum(s.units * 2) {FACT_TIME} group by 1")
+    assert odd.queries[0].measures is None  # no tile measure answers an expression
+
+
 def test_split_sql_keeps_semicolons_in_strings_and_drops_comment_only_parts() -> None:
     text = "select 'a;b' from x;\n-- a comment; still a comment\n;select 2 /* ; */ ;\n"
     assert split_sql(text) == ["select 'a;b' from x", "select 2 /* ; */"]
@@ -156,7 +175,9 @@ def test_sql_log_files(lattice: Lattice, tmp_path: Path) -> None:
     query = f"select t.the_month, count(*) {FACT_TIME} where t.the_year = 1997 group by 1"
     log.write_text(f"{query};\n{query};\nselect 1;\n")
     work = read_workload(log, lattice)
-    assert work.queries == (WorkloadQuery(frozenset({"the_month"}), frozenset({"the_year"}), 2.0),)
+    assert work.queries == (
+        WorkloadQuery(frozenset({"the_month"}), frozenset({"the_year"}), 2.0, COUNT),
+    )
     assert (work.statements, work.ignored) == (3, 1)
 
 
@@ -171,7 +192,7 @@ def test_json_lines_files_with_weights(lattice: Lattice, tmp_path: Path, name: s
     ]
     (tmp_path / name).write_text("\n".join(lines))
     work = read_workload(tmp_path / name, lattice)
-    assert work.queries == (WorkloadQuery(frozenset({"quarter"}), frozenset(), 5.0),)
+    assert work.queries == (WorkloadQuery(frozenset({"quarter"}), frozenset(), 5.0, COUNT),)
 
 
 def test_declared_lists_in_yaml_and_json(lattice: Lattice, tmp_path: Path) -> None:
