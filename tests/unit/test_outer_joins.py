@@ -8,6 +8,7 @@ import pytest
 from mvlattice.errors import UnsupportedSqlError
 from mvlattice.model.loader import Materialization
 from mvlattice.mvrewrite.context import context_for, table_columns
+from mvlattice.mvrewrite.index.filter_tree import candidate_positions
 from mvlattice.mvrewrite.match.keys import keys_of
 from mvlattice.mvrewrite.match.outer_joins import lossless
 from mvlattice.mvrewrite.rewriter import rewrite
@@ -34,12 +35,15 @@ def block(sql: str, model, outer_joins: bool = True) -> Spjg:
     return normalize(plan, outer_joins)
 
 
-def rewritten(model, query: str, **views: str) -> str:
+def context(model, **views: str):
     items = [
         Materialization(name=n, schema=runner.SCHEMA, table=n, sql=v) for n, v in views.items()
     ]
-    context = context_for(model, tiles=(), materializations=items, types=runner.HR_TYPES)
-    return runner.outcome(rewrite(query, context))
+    return context_for(model, tiles=(), materializations=items, types=runner.HR_TYPES)
+
+
+def rewritten(model, query: str, **views: str) -> str:
+    return runner.outcome(rewrite(query, context(model, **views)))
 
 
 # -- which filters reject a table's NULLs -----------------------------------------------------
@@ -205,3 +209,27 @@ def test_a_query_with_an_outer_join_is_never_a_union_with_the_base_tables(model)
     )
     query = "SELECT d.deptno, e.empname FROM depts d LEFT JOIN emps e ON d.deptno = e.deptno"
     assert rewritten(model, query, mv=view).startswith("NO REWRITE")
+
+
+def test_the_filter_tree_keeps_the_views_an_outer_join_may_match(model) -> None:
+    found_in = context(
+        model,
+        left="SELECT d.deptno, e.empid, e.empname FROM depts d LEFT JOIN emps e "
+        "ON d.deptno = e.deptno",
+        full="SELECT e.empid, e.empname, p.projid FROM emps e FULL JOIN projects p "
+        "ON e.empid = p.empid",
+        inner="SELECT e.empid, e.empname, e.deptno FROM emps e",
+    )
+    names = [v.name for v in found_in.views]
+
+    def found(sql: str) -> set[str]:
+        return {names[i] for i in candidate_positions(block(sql, model), found_in)}
+
+    left_join = "SELECT d.deptno, e.empname FROM depts d LEFT JOIN emps e ON d.deptno = e.deptno"
+    assert found(left_join) == {"left"}
+    full_join = "SELECT e.empname, p.projid FROM emps e FULL JOIN projects p ON e.empid = p.empid"
+    assert found(full_join) == {"full"}
+    inner_join = "SELECT d.deptno, e.empname FROM depts d JOIN emps e ON d.deptno = e.deptno"
+    assert "left" in found(inner_join) and "full" not in found(inner_join)
+    lossless_join = "SELECT e.empname FROM emps e LEFT JOIN depts d ON e.deptno = d.deptno"
+    assert "inner" in found(lossless_join)

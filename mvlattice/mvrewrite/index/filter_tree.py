@@ -34,6 +34,7 @@ from mvlattice.mvrewrite.index.filter_keys import ViewKeys, groups_of, view_keys
 from mvlattice.mvrewrite.index.filter_query import QueryKeys
 from mvlattice.mvrewrite.index.set_index import SetIndex
 from mvlattice.mvrewrite.match.keys import Keys
+from mvlattice.mvrewrite.match.outer_joins import Joined, as_inner, lossless, outer_tables
 from mvlattice.mvrewrite.model_context import RewriteContext
 from mvlattice.mvrewrite.views import View
 from mvlattice.sql.spjg import Spjg
@@ -130,9 +131,7 @@ class FilterTree:
         self._root: Node = SetIndex()
         self._paths: dict[Hashable, tuple[tuple[frozenset, ...], int]] = {}
         self._next = 0
-        # Views with outer joins are not indexed (the levels' keys describe inner joins; the
-        # matcher turns some outer joins inner): they are candidates for every query.
-        self._outer: set[Hashable] = set()
+        self._outer: dict[Hashable, frozenset[Joined]] = {}  # views with outer joins
 
     def __len__(self) -> int:
         return len(self._paths)
@@ -146,12 +145,18 @@ class FilterTree:
         or DISTINCT over groups): it is not indexed and never a candidate."""
         self.remove(handle)
         if view.block is not None and view.block.outer:
-            self._outer.add(handle)
-            self._paths[handle] = ((), self._next)
-            self._next += 1
-            return True
+            # An inner-join query is matched by the view's LEFT joins made inner (a FULL join:
+            # never), so those are the keys; a query with outer joins by the same joins.
+            self._outer[handle] = outer_tables(lossless(view.block, self.keys))
+            inner = as_inner(view.block)
+            if inner is None:
+                self._paths[handle] = ((), self._next)
+                self._next += 1
+                return True
+            view = replace(view, block=inner)
         found = view_keys(view, self.keys, self._groups)
         if found is None:
+            self._outer.pop(handle, None)
             return False
         path = tuple(level.key(found) for level in LEVELS)
         node: Any = self._root  # SetIndexes down to the last level's bucket (a dict)
@@ -169,8 +174,8 @@ class FilterTree:
         if found is None:
             return False
         path = found[0]
+        self._outer.pop(handle, None)
         if not path:
-            self._outer.discard(handle)
             return True
         nodes = [self._root]
         for key in path[:-1]:
@@ -186,10 +191,13 @@ class FilterTree:
 
     def candidates(self, query: Spjg) -> list[Hashable]:
         """Handles of the views that pass every level, in the order they were added."""
-        if query.outer:  # the matcher may make them inner: every view may match
-            found: list[Hashable] = list(self._paths)
+        found: list[Hashable] = []
+        if query.outer:  # the matcher's query: lossless LEFT joins made inner
+            query = lossless(query, self.keys)
+        if query.outer:  # only a view with the same outer joins may match
+            need = outer_tables(query)
+            found = [h for h, joined in self._outer.items() if need <= joined]
         else:
-            found = list(self._outer)
             _collect(self._root, 0, Probe(QueryKeys(query, self._groups)), found)
         paths = self._paths
         return sorted(found, key=lambda h: paths[h][1])
@@ -200,7 +208,7 @@ class FilterTree:
         out.keys, out._groups, out._next = self.keys, self._groups, self._next
         out._root = _copy(self._root, 0)
         out._paths = dict(self._paths)
-        out._outer = set(self._outer)
+        out._outer = dict(self._outer)
         return out
 
 

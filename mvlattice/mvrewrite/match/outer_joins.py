@@ -44,6 +44,7 @@ from mvlattice.sql.to_sql import sql_of
 NO_CLASSES = Classes()
 
 JoinKey = tuple[str, frozenset[str], frozenset[ir.Expr]]
+Joined = tuple[str, frozenset[str]]  # an outer join's kind and NULL-supplying tables
 
 
 def check(attempt: Attempt) -> Attempt | Rejection:
@@ -96,6 +97,22 @@ def lossless(block: Spjg, keys: Keys) -> Spjg:
             )
             return lossless(inner, keys)
     return block
+
+
+def as_inner(block: Spjg) -> Spjg | None:
+    """`block` with every LEFT join made inner, as an inner-join query matches it (None with a
+    FULL join, which only the same FULL join matches)."""
+    if any(j.kind == FULL for j in block.outer):
+        return None
+    on = tuple(c for j in block.outer for c in j.on)
+    return replace(block, outer=(), conjuncts=block.conjuncts + on)
+
+
+def outer_tables(block: Spjg) -> frozenset[Joined]:
+    """What a view must hold for each of `block`'s outer joins: the kind and the tables."""
+    return frozenset(
+        (j.kind, frozenset(block.table_of(r) for r in j.null_supplying)) for j in block.outer
+    )
 
 
 def _is_lossless(block: Spjg, keys: Keys, join: OuterJoin) -> bool:
