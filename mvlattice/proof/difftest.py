@@ -226,7 +226,8 @@ def closest_reason(result: RewriteResult) -> str:
     if block:
         return str(block[0])
     found = {e.reason for e in result.explain if e.reason}
-    return next((str(r) for r in _CLOSEST if r in found), "")
+    ranked = next((str(r) for r in _CLOSEST if r in found), "")
+    return ranked or min((str(r) for r in found), default="")  # a code _CLOSEST lacks
 
 
 LOCAL_KINDS = (LOCAL_VS_BASE, LOCAL_VS_TILES)

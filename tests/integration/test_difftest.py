@@ -54,7 +54,7 @@ def test_synthetic_star(synthetic) -> None:
 
 def _local_answer(prepared) -> tuple[int, str, difftest.LocalRun]:
     """The first generated query the tile engine answers, with a value of each kind."""
-    for seed in range(1000, 1100):
+    for seed in range(1000, 1600):  # the generator mixes in constructs the engine refuses
         sql = difftest.querygen.query(prepared.shape, prepared.specs, seed)
         answer = difftest.ask_tile_engine(prepared, sql)
         if isinstance(answer, difftest.LocalRun) and len(answer.rows) > 1:
