@@ -17,6 +17,8 @@ the closest miss of those not rewritten. With --json the last line is
 "local_mismatches", "errors", "not_rewritten": {reason: N}}}, "stars": {star: the same}}:
 `local` counts the rewritten queries the tile engine answered, `refusals` why it did not answer
 the others. Every mismatch and error is printed with its star, query seed and constructs.
+SIGUSR1 ends the current star early (its report covers the queries checked so far, and says
+so); the next star runs as asked.
 """
 
 # bench/ holds profile.py, which would shadow the standard library's `profile` (pyspark
@@ -30,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse
 import json
+import signal
 import tempfile
 import time
 
@@ -58,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     conf = spark_conf("local[2]", str(warehouse), ({"spark.sql.shuffle.partitions": "2"},))
     spark = build_session("local[2]", str(warehouse), conf, app_name="mvlattice-difftest")
     names = list(STARS) if args.star == "all" else [args.star]
+    stopping = [False]
+    signal.signal(signal.SIGUSR1, lambda *_: stopping.__setitem__(0, True))
     total = difftest.Report()
     stars: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="difftest-models-") as folder:
@@ -69,7 +74,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  view not built: {problem}")
             setup = time.perf_counter() - start
             seeds = range(args.seed * 1_000_000, args.seed * 1_000_000 + args.queries)
-            report = difftest.run(prepared, seeds, batch=args.batch, on_finding=print)
+            stopping[0] = False
+            report = difftest.run(prepared, seeds, batch=args.batch, on_finding=print,
+                                  stop=lambda: stopping[0])  # fmt: skip
+            if report.queries < args.queries:
+                print(
+                    f"{name}: stopped by SIGUSR1 after {report.queries} of {args.queries} queries"
+                )
             total += report
             stars[name] = report.summary()
             _line(name, report, setup)

@@ -373,8 +373,10 @@ def run(
     seeds: Iterable[int],
     batch: int = 40,
     on_finding: Callable[[Finding], None] = lambda _f: None,
+    stop: Callable[[], bool] = lambda: False,
 ) -> Report:
-    """Generate, rewrite and compare one query per seed; rewritten ones run in batches."""
+    """Generate, rewrite and compare one query per seed; rewritten ones run in batches.
+    `stop()` true ends the run early, with a report of the queries checked so far."""
     start = time.perf_counter()
     queries, rewritten, local, findings = 0, 0, 0, []
     refusals: list[str] = []
@@ -390,6 +392,8 @@ def run(
         pending.clear()
 
     for seed in seeds:
+        if stop():
+            break
         queries += 1
         generated: Generated = querygen.generate(prepared.shape, prepared.specs, seed)
         sql, tags = generated.sql, generated.constructs
