@@ -33,6 +33,7 @@ from mvlattice.mvrewrite.match.gl01 import match
 from mvlattice.mvrewrite.model_context import RewriteContext
 from mvlattice.mvrewrite.prefilter import Summary
 from mvlattice.mvrewrite.views import View
+from mvlattice.sql import grouping_sets
 from mvlattice.sql.from_sql import translate
 from mvlattice.sql.parse import output_names, parse_query, qualify_query, rename_outputs
 from mvlattice.sql.spjg import Spjg, normalize
@@ -216,16 +217,40 @@ class _Session:
         self.used: list[str] = []
 
     def block(self, select: exp.Select, label: str) -> exp.Query | None:
-        try:
-            query = normalize(translate(select, visible_ctes(select)))
-        except UnsupportedSqlError as exc:
-            self._note(label, Explanation(None, NOT_REWRITABLE, _reason(exc), str(exc)))
-            return None
-        chosen = self._choose(query, label)
+        if grouping_sets.has_grouping_sets(select):
+            return self._grouping_sets(select, label)
+        chosen = self._attempt(select, visible_ctes(select), label)
         if chosen is None:
             return None
         self.used.append(chosen.view.name)
         return plan_sql(compose.build(chosen))
+
+    def _attempt(self, select: exp.Select, ctes: dict[str, exp.Expr], label: str) -> Attempt | None:
+        try:
+            query = normalize(translate(select, ctes))
+        except UnsupportedSqlError as exc:
+            self._note(label, Explanation(None, NOT_REWRITABLE, _reason(exc), str(exc)))
+            return None
+        return self._choose(query, label)
+
+    def _grouping_sets(self, select: exp.Select, label: str) -> exp.Query | None:
+        """One GROUP BY per grouping set, each from its best view; all or none."""
+        try:
+            types = grouping_sets.column_types(select, self.context.keys.type_of)
+            branches = grouping_sets.expand(select, types)
+        except UnsupportedSqlError as exc:
+            self._note(label, Explanation(None, NOT_REWRITABLE, _reason(exc), str(exc)))
+            return None
+        ctes, chosen = visible_ctes(select), []
+        for branch in branches:
+            where = f"{label}, grouping set {grouping_sets.describe(branch)}"
+            attempt = self._attempt(branch, ctes, where)
+            if attempt is None:
+                return None
+            chosen.append(attempt)
+        self.used.extend(a.view.name for a in chosen)
+        rewritten = tuple(plan_sql(compose.build(a)) for a in chosen)
+        return grouping_sets.union_all(rewritten, select)
 
     def _choose(self, query: Spjg, label: str) -> Attempt | None:
         matched: list[Attempt] = []
