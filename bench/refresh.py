@@ -1,14 +1,18 @@
-"""Benchmark refresh after appending 1 % new fact rows: incremental (aggregate only the
-appended rows, merge them in) versus a full refresh of all tiles, same data, same run.
+"""Benchmark refresh after changing 1 % of the fact rows: a refresh (incremental where the
+cost choice takes it: the change aggregated once, each tile's delta rolled up from it; rollups
+from a just-refreshed finer tile where that reads fewer rows) versus a full refresh of all
+tiles, same data, same run.
 
 The tiles are those of `bench/materialize.py` (FoodMart's planned tiles; the synthetic star's
-8 tiles, `--rows` fact rows, default 10 M). After the append, every tile is refreshed
-incrementally and timed; then every tile is rebuilt in full (the best full path: the finest
-from the star, the others rolled up) and timed, and also every tile from the star. The
-contents after the incremental refresh must equal the full rebuild's.
+8 tiles, `--rows` fact rows, default 10 M). Three changes: a 1 % append (FoodMart and the
+synthetic star), and a 1 % delete + update through Delta's change data feed (the synthetic
+star, its measures COUNT, SUM and AVG: what retractions maintain). After each change, every
+tile is refreshed and timed; then every tile is rebuilt in full (the best full path: the
+finest from the star, the others rolled up) and timed, and for appends also every tile from
+the star. The contents after the refresh must equal the full rebuild's.
 
     python bench/refresh.py [--rows N] [--max-tiles K] [--skip-foodmart] [--skip-synthetic]
-                            [--warehouse DIR] [--keep]
+                            [--skip-feed] [--warehouse DIR] [--keep]
 """
 
 from __future__ import annotations
@@ -52,29 +56,38 @@ def timed(label: str, run) -> tuple[BatchResult, float]:
     return result, seconds
 
 
-def compare(spark, ctx: JobContext, targets, append, title: str) -> float:
-    """Build, append 1 %, then time incremental, full and star-only refreshes."""
+def compare(spark, ctx: JobContext, targets, change, title: str, star: bool = True) -> float:
+    """Build, change 1 %, then time the refresh, full and (with `star`) star-only refreshes."""
     timed("materialize", lambda: run_batch(ctx, targets))
-    appended = append()
+    what = change()
     incremental, t_inc = timed("incremental", lambda: run_batch(ctx, targets))
     paths = {r.path for r in incremental.results}
-    if paths != {"incremental"}:
-        raise SystemExit(f"expected only incremental refreshes, got {paths}")
+    if "incremental" not in paths:
+        raise SystemExit(f"expected incremental refreshes, got {paths}")
     merged = checksums(spark, incremental)
     full, t_full = timed("full", lambda: run_batch(ctx, targets, full=True))
     if checksums(spark, full) != merged:
         raise SystemExit("incremental and full refreshes differ")
-    star, t_star = timed("star", lambda: run_batch(ctx, targets, full=True, rollup=False))
-    print(f"\n{title}: {len(targets)} tiles, {appended:,} rows appended (contents equal)")
-    print(f"  {'tile':<72} {'incr s':>7} {'full s':>7} {'star s':>7}")
-    for a, b, c in zip(incremental.results, full.results, star.results, strict=True):
-        print(f"  {a.target:<72} {a.seconds:7.2f} {b.seconds:7.2f} {c.seconds:7.2f}")
-    print(
-        f"  incremental {t_inc:.1f} s; full (with rollups) {t_full:.1f} s; "
-        f"full (all from the star) {t_star:.1f} s"
-    )
-    print(f"  RATIO full / incremental = {t_full / t_inc:.2f}x")
-    print(f"  RATIO star-only full / incremental = {t_star / t_inc:.2f}x")
+    stars = full.results
+    t_star = None
+    if star:
+        from_star, t_star = timed("star", lambda: run_batch(ctx, targets, full=True, rollup=False))
+        stars = from_star.results
+    print(f"\n{title}: {len(targets)} tiles, {what} (contents equal)")
+    print(f"  {'tile':<60} {'path':<11} {'est. incr':>10} {'est. full':>10} {'refr s':>7} "
+          f"{'full s':>7} {'star s':>7}")  # fmt: skip
+    for a, b, c in zip(incremental.results, full.results, stars, strict=True):
+        e = a.estimate
+        inc = f"{e.incremental_rows:,}" if e and e.incremental_rows is not None else ""
+        fr = f"{e.full_rows:,}" if e and e.full_rows is not None else ""
+        star_s = f"{c.seconds:7.2f}" if star else f"{'':>7}"
+        print(f"  {a.target[-60:]:<60} {a.path:<11} {inc:>10} {fr:>10} {a.seconds:7.2f} "
+              f"{b.seconds:7.2f} {star_s}")  # fmt: skip
+    print(f"  refresh {t_inc:.1f} s; full (with rollups) {t_full:.1f} s" + (
+        f"; full (all from the star) {t_star:.1f} s" if t_star is not None else ""))  # fmt: skip
+    print(f"  RATIO full / refresh = {t_full / t_inc:.2f}x")
+    if t_star is not None:
+        print(f"  RATIO star-only full / refresh = {t_star / t_inc:.2f}x")
     return t_full / t_inc
 
 
@@ -91,7 +104,7 @@ def foodmart(spark, warehouse: Path, max_tiles: int) -> float:
         spark.read.format("delta").load(fact).limit(868).write.format("delta").mode("append").save(
             fact
         )
-        return 868
+        return "868 rows appended"
 
     return compare(spark, ctx, targets, append, f"FoodMart planned tiles (max {max_tiles})")
 
@@ -106,9 +119,49 @@ def synthetic(spark, warehouse: Path, rows: int) -> float:
     def append() -> int:
         fact = str(warehouse / "synth" / "fact")
         spark.sql(fact_sql(rows, extra)).write.format("delta").mode("append").save(fact)
-        return extra
+        return f"{extra:,} rows appended"
 
     return compare(spark, ctx, targets, append, f"synthetic star, {rows:,} rows")
+
+
+# SUM/COUNT/AVG: the measures retractions maintain (MIN/MAX tiles are rebuilt: `retraction`).
+FEED_MEASURES = """          - agg: count
+          - {agg: avg, args: quantity}
+          - {agg: avg, args: revenue}
+"""
+
+
+def affected(frame) -> str:  # what DELETE/UPDATE return: num_affected_rows
+    row = frame.first()
+    return f"{row[0]:,}" if row is not None and isinstance(row[0], int) else "?"
+
+
+def feed(spark, warehouse: Path, rows: int) -> float:
+    """A 1 % delete + update of the synthetic star's fact table, read from its change feed."""
+    base = warehouse / "synth"
+    if not (base / "fact").exists():
+        synthetic_star(spark, base, rows)
+    fact = str(base / "fact")
+    spark.sql(f"ALTER TABLE delta.`{fact}` SET TBLPROPERTIES (delta.enableChangeDataFeed = true)")
+    text = (base / "synth.yaml").read_text(encoding="utf-8")
+    head, rest = text.split("        defaultMeasures:\n", 1)
+    tail = rest[rest.index("        tiles:") :]
+    model = base / "synth_feed.yaml"
+    model.write_text(head + "        defaultMeasures:\n" + FEED_MEASURES + tail, encoding="utf-8")
+    ws = Workspace(model, warehouse=str(warehouse))
+    ctx = JobContext.open(ws.spark, ws.model, ws.warehouse, trigger="bench")
+    targets = declared_targets(ws.model, ws.warehouse)
+
+    def change() -> str:  # 0.5 % deleted, 0.5 % updated (quantity, and a move to a product)
+        deleted = spark.sql(f"DELETE FROM delta.`{fact}` WHERE pmod(sale_id, 200) = 0")
+        updated = spark.sql(
+            f"UPDATE delta.`{fact}` SET quantity = quantity + 1, "
+            "product_id = pmod(product_id + 7, 20000) WHERE pmod(sale_id, 200) = 1"
+        )
+        return f"{affected(deleted)} rows deleted, {affected(updated)} updated"
+
+    title = f"synthetic star, {rows:,} rows, change data feed (COUNT, SUM, AVG)"
+    return compare(spark, ctx, targets, change, title, star=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tiles", type=int, default=8, help="FoodMart planned tiles")
     parser.add_argument("--skip-foodmart", action="store_true")
     parser.add_argument("--skip-synthetic", action="store_true")
+    parser.add_argument("--skip-feed", action="store_true", help="no delete/update run")
     parser.add_argument("--warehouse", help="where to write (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the warehouse afterwards")
     args = parser.parse_args(argv)
@@ -127,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             foodmart(spark, warehouse, args.max_tiles)
         if not args.skip_synthetic:
             synthetic(spark, warehouse, args.rows)
+        if not args.skip_feed:
+            feed(spark, warehouse, args.rows)
     finally:
         spark.stop()
         if not args.keep and not args.warehouse:

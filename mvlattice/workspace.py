@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from mvlattice.model.constraints import Constraint
     from mvlattice.mvrewrite.model_context import RewriteContext
     from mvlattice.mvrewrite.rewriter import QueryResult, RewriteResult
+    from mvlattice.plan.budget import Limits
+    from mvlattice.plan.coverage import Coverage
     from mvlattice.plan.planner import LatticePlan, WorkloadInput
     from mvlattice.plan.workload import Workload
     from mvlattice.statistics.profile import Profile
@@ -159,14 +161,17 @@ class Workspace:
         provider: str | None = None,
         progress: Say | None = None,
         max_size: int | None = None,
+        limits: Limits | None = None,
     ) -> LatticePlan:
         """Choose tiles for a lattice (HRU96); see mvlattice.plan.planner.plan_model.
         `workload`: a file, a list of {dimensions, weight}, or a Workload; without one, the
         queries of the warehouse's query log that read the lattice (as `materialize` weighs
         its plan), else none; `provider`: exact or profiler (default: the lattice's
         statisticProvider); `max_size`: the largest column sets the profile counts up front;
-        `progress(line)` hears what the provider does."""
-        from mvlattice.jobs.planning import PLAN_PROFILE_SIZE
+        `progress(line)` hears what the provider does; `limits`: rows, bytes or a share of the
+        fact table the tiles may take (mvlattice.plan.budget)."""
+        from mvlattice.jobs.context import JobContext
+        from mvlattice.jobs.planning import PLAN_PROFILE_SIZE, budget_for
         from mvlattice.plan.planner import plan_model
         from mvlattice.statistics.factory import provider_for
 
@@ -186,6 +191,10 @@ class Workspace:
                 progress=progress,
             )
 
+        ctx = JobContext.open(self.spark, self.model, self.warehouse)
+        budget = budget_for(ctx, self.model.lattice(chosen), limits)
+        if max_rows is None and limits is not None:
+            max_rows = limits.max_rows
         return plan_model(
             self.model,
             stats,
@@ -193,6 +202,7 @@ class Workspace:
             max_tiles=max_tiles,
             max_rows=max_rows,
             workload=workload,
+            budget=budget,
         )
 
     def materialize(
@@ -204,12 +214,13 @@ class Workspace:
         workload: WorkloadInput | Mapping[str, WorkloadInput] = None,
         progress: Progress | None = None,
         say: Say | None = None,
+        limits: Limits | None = None,
     ) -> BatchResult:
         """Build declared materializations and the declared and planned tiles (HRU96, for
         `algorithm: true` lattices) as Delta tables, skipping fresh ones; a jobs BatchResult.
         The plan weighs `workload` (as `plan` takes it), else the queries of the warehouse's
         query log that read the lattice. `progress(event)` hears each target start and end;
-        `say(line)` the planner."""
+        `say(line)` the planner; `limits` as for `plan`."""
         from mvlattice.jobs.api import materialize
 
         if workload is None:
@@ -217,9 +228,30 @@ class Workspace:
         try:
             return materialize(self.spark, self.model, self.warehouse, lattice=lattice,
                                full=full, max_tiles=max_tiles, workload=workload,
-                               progress=progress, say=say)  # fmt: skip
+                               progress=progress, say=say, limits=limits)  # fmt: skip
         finally:
             self._targets = None  # list the views again: this build changed them
+
+    def coverage(self, workload: WorkloadInput, lattice: str | None = None) -> Coverage | None:
+        """How much of a SQL workload the rewriter answers from the built tiles of a lattice,
+        statement by statement (`Workspace.rewrite` decides), with the rows each reads before
+        (the star) and after (the tiles read); None for a workload with no SQL."""
+        from mvlattice.plan.coverage import rewriter_coverage
+        from mvlattice.plan.planner import load_workload
+
+        lat = self.model.choose_lattice(lattice)
+        work = load_workload(workload, lat)
+        if work is None:
+            return None
+        rows = {e.name: e.rows for e in self.tiles(lat.name) if e.kind == "tile"}
+
+        def read(sql: str) -> tuple[str, ...] | None:
+            result = self.rewrite(sql, explain=False)
+            used = tuple(m for m in result.materializations if m in rows)
+            return used if result.rewritten and used else None
+
+        top = self.spark.sql(f"SELECT count(*) {lat.from_sql()}").first()
+        return rewriter_coverage(work, read, rows.get, float(top[0]) if top else 0.0)
 
     def _logged_workload(self, say: Say | None, only: str | None = None) -> dict[str, Workload]:
         """Per lattice (or just lattice `only`), the logged queries that read its fact table
@@ -262,16 +294,25 @@ class Workspace:
         *,
         full: bool = False,
         progress: Progress | None = None,
+        dry_run: bool = False,
     ) -> BatchResult:
-        """Bring tiles and materializations up to date: incrementally when only rows were
-        appended to the fact table, else in full; a jobs BatchResult saying which and why."""
+        """Bring tiles and materializations up to date: incrementally when only the fact
+        table changed (and that is cheaper), else in full; a jobs BatchResult saying which
+        and why. `dry_run`: what each would do, with the estimates, nothing built."""
         from mvlattice.jobs.api import refresh
 
         try:
             return refresh(self.spark, self.model, self.warehouse, lattice=lattice, tile=tile,
-                           full=full, progress=progress)  # fmt: skip
+                           full=full, progress=progress, dry_run=dry_run)  # fmt: skip
         finally:
             self._targets = None
+
+    def change_feeds(self) -> dict[str, bool | None]:
+        """Per lattice fact table: whether it has Delta's change data feed (deletes and
+        updates then refresh incrementally); None: not a Delta table read by location."""
+        from mvlattice.jobs.changerows import change_feeds
+
+        return change_feeds(self.spark, self.model)
 
     def tiles(self, lattice: str | None = None) -> tuple[CatalogEntry, ...]:
         """The tile catalog: a tuple of jobs CatalogEntry (status, rows, versions, hits)."""

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from mvlattice.cli import params
+from mvlattice.cli.cmd_plan import _rows, budget_options, limits
 from mvlattice.errors import UsageError
 from mvlattice.model.durations import parse_duration
 from mvlattice.output import dumps, table
@@ -21,6 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-tiles", type=params.whole_number, metavar="K", help="plan at most K tiles"
     )
+    p.add_argument("--max-rows", type=_rows, metavar="N", help="budget: tiles hold at most N rows")
+    budget_options(p)
     p.add_argument(
         "--workload",
         metavar="FILE",
@@ -36,6 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p, lattice=True)
     p.add_argument("--tile", help="only this tile or materialization (table name)")
     p.add_argument("--full", action="store_true", help="rebuild in full, never incrementally")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="only show what each would do: the path, why, and incremental vs full estimates",
+    )
     p.set_defaults(handler=refresh)
 
     p = subparsers.add_parser("schedule", help="refresh on the model's cron schedules (Ctrl-C)")
@@ -75,27 +83,66 @@ def materialize(args: argparse.Namespace) -> int:
         workload=args.workload,
         progress=None if args.json else _progress_bar(),
         say=lambda line: print(line, file=sys.stderr, flush=True),
+        limits=limits(args),
     )
-    return _report(args, result)
+    if args.workload is None:
+        return _report(args, result)
+    coverage = ws.coverage(args.workload, args.lattice)  # what the rewriter answers now
+    return _report(args, result, coverage)
 
 
 def refresh(args: argparse.Namespace) -> int:
     ws = params.workspace(args)
+    if args.dry_run:
+        result = ws.refresh(args.lattice, args.tile, full=args.full, dry_run=True)
+        if args.json:
+            print(dumps(result.to_json()))
+        else:
+            print(_plan_table(result))
+        return 0
     progress = None if args.json else _progress_bar()
     result = ws.refresh(args.lattice, args.tile, full=args.full, progress=progress)
     return _report(args, result)
 
 
-def _report(args: argparse.Namespace, result) -> int:  # a BatchResult
+def _plan_table(result) -> str:  # a BatchResult of a dry run
+    def rows(n: int | None) -> str:
+        return "" if n is None else f"{n:,}"
+
+    columns = ["name", "path", "incremental rows", "full rows", "full from", "why"]
+    lines = []
+    for r in result.results:
+        e = r.estimate
+        path = "fresh" if r.status == "skipped" else r.path
+        lines.append(
+            (
+                r.target,
+                path,
+                rows(e.incremental_rows) if e else "",
+                rows(e.full_rows) if e else "",
+                e.full_from if e else "",
+                r.reason,
+            )
+        )
+    return table(columns, lines)
+
+
+def _report(args: argparse.Namespace, result, coverage=None) -> int:  # a BatchResult
     from mvlattice.jobs.api import summarize
+    from mvlattice.plan.render import coverage_document, coverage_lines
 
     if args.json:
-        print(dumps(result.to_json()))
+        document = result.to_json()
+        if coverage is not None:
+            document["coverage"] = coverage_document(coverage)
+        print(dumps(document))
     else:
         for r in result.results:
             if r.kind == "plan":
                 print(f"FAILED {r.target}: {r.error} ({r.reason})")
         print(summarize(result))
+        if coverage is not None:
+            print("\n".join(coverage_lines(coverage)))
     for r in result.results:
         if r.warning:
             print(f"mvlattice: warning: {r.target}: {r.warning}", file=sys.stderr)
@@ -129,9 +176,13 @@ def _progress_bar():  # a jobs.batch.Progress
 
 # -- tiles -----------------------------------------------------------------------------------
 def tiles(args: argparse.Namespace) -> int:
-    entries = params.workspace(args).tiles(args.lattice)
+    from mvlattice.cli.commands import feed_lines
+
+    ws = params.workspace(args)
+    entries = ws.tiles(args.lattice)
+    feeds = ws.change_feeds()
     if args.json:
-        print(dumps({"tiles": [e.to_json() for e in entries]}))
+        print(dumps({"tiles": [e.to_json() for e in entries], "change_data_feed": feeds}))
         return 0
     columns = ["name", "status", "rows", "bytes", "path", "last refresh", "hits", "note"]
     rows = [
@@ -148,6 +199,8 @@ def tiles(args: argparse.Namespace) -> int:
         for e in entries
     ]
     print(table(columns, rows))
+    for line in feed_lines(feeds):
+        print(line)
     return 0
 
 

@@ -22,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-rows", type=_rows, metavar="N", help="budget: chosen tiles hold at most N rows"
     )
+    budget_options(p)
     p.add_argument(
         "--workload",
         metavar="FILE",
@@ -56,6 +57,7 @@ def plan(args: argparse.Namespace) -> int:
         provider=args.provider,
         max_size=args.max_size,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
+        limits=limits(args),
     )
     if args.json or args.format == "json":
         print(dumps(plan_document(result)))
@@ -64,6 +66,53 @@ def plan(args: argparse.Namespace) -> int:
     else:
         print(plan_text(result))
     return 0
+
+
+def budget_options(p: argparse.ArgumentParser) -> None:
+    """--max-bytes and --max-share, for `plan` and `materialize`."""
+    p.add_argument(
+        "--max-bytes",
+        type=_size,
+        metavar="SIZE",
+        help="budget: chosen tiles take at most SIZE bytes (500MB, 2GiB; estimated rows × "
+        "bytes per value measured on built tiles, else 8)",
+    )
+    p.add_argument(
+        "--max-share",
+        type=_share,
+        metavar="PCT",
+        help="budget: chosen tiles take at most this share of the fact table's bytes (5%%)",
+    )
+
+
+def limits(args: argparse.Namespace):  # a plan.budget.Limits
+    from mvlattice.plan.budget import Limits
+
+    return Limits(
+        max_rows=getattr(args, "max_rows", None),
+        max_bytes=args.max_bytes,
+        max_share=args.max_share,
+    )
+
+
+def _size(text: str) -> float:
+    from mvlattice.errors import UsageError
+    from mvlattice.plan.budget import parse_bytes
+
+    try:
+        return parse_bytes(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _share(text: str) -> float:
+    from mvlattice.errors import UsageError
+    from mvlattice.plan.budget import parse_share
+
+    try:
+        return parse_share(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _rows(text: str) -> float:

@@ -79,6 +79,7 @@ def validate(args: argparse.Namespace) -> int:
     ws = params.workspace(args)
     model = ws.model
     checked, violations = ws.validate_data() if args.data else ((), ())
+    feeds = ws.change_feeds() if args.data else {}
     renamed = ws.renamed_outputs()
     if args.json:
         print(
@@ -102,6 +103,7 @@ def validate(args: argparse.Namespace) -> int:
                     ],
                     "constraints_checked": len(checked),
                     "violations": [{"message": v.describe(), "count": v.count} for v in violations],
+                    "change_data_feed": feeds,
                 }
             )
         )
@@ -120,6 +122,8 @@ def validate(args: argparse.Namespace) -> int:
             print(f"  data: {len(checked)} constraint(s) checked, {len(violations)} violated")
             for v in violations:
                 print(f"  VIOLATED: {v.describe()}")
+            for line in feed_lines(feeds):
+                print(f"  {line}")
     for view, stored, name in renamed:
         print(
             f"mvlattice: warning: materialization {view}: output {name} is stored as "
@@ -216,3 +220,14 @@ def _demo_report(ws: Workspace) -> None:
                "tile used"]  # fmt: skip
     print(table(columns, rows))
     print("\n".join(notes))
+
+
+def feed_lines(feeds: dict[str, bool | None]) -> list[str]:
+    """What each fact table's change data feed means for refresh, one line each."""
+    said = {
+        True: "change data feed on: deletes and updates refresh incrementally",
+        False: "no change data feed: deletes and updates refresh in full "
+        "(ALTER TABLE … SET TBLPROPERTIES (delta.enableChangeDataFeed = true))",
+        None: "not a Delta table by location: every change refreshes in full",
+    }
+    return [f"fact table {name}: {said[on]}" for name, on in feeds.items()]

@@ -17,6 +17,7 @@ class AddedFile:
 
     path: str
     partition: tuple[tuple[str, str | None], ...] = ()
+    rows: int | None = None  # numRecords of its statistics, when the writer recorded them
 
     @property
     def name(self) -> str:
@@ -37,6 +38,9 @@ class Commit:
     # False only when the commit leaves rows and schema alone: every add/remove says
     # dataChange=false and nothing else but commitInfo (OPTIMIZE, VACUUM's commits).
     changes_data: bool = True
+    # Rows the commit adds, deletes or updates (an update twice: old and new values), from its
+    # operationMetrics; None when the writer did not say.
+    rows_changed: int | None = None
 
     @property
     def append_only(self) -> bool:
@@ -53,6 +57,7 @@ def parse_commit(version: int, actions: Iterable[Mapping]) -> Commit:
     operation, added, removes, unsafe = "UNKNOWN", [], 0, 0
     other: list[str] = []
     user_metadata, changes_data = None, False
+    rows_changed: int | None = None
     for action in actions:
         for kind, body in action.items():
             changes_data = changes_data or _changes_data(kind, body)
@@ -60,19 +65,72 @@ def parse_commit(version: int, actions: Iterable[Mapping]) -> Commit:
                 operation = str(body.get("operation", operation))
                 tag = body.get("userMetadata")
                 user_metadata = None if tag is None else str(tag)
+                rows_changed = _rows_changed(body.get("operationMetrics"))
             elif kind == "add":
                 if body.get("dataChange", True) is False or body.get("deletionVector"):
                     unsafe += 1
                 values = body.get("partitionValues") or {}
-                added.append(AddedFile(unquote(str(body["path"])), tuple(sorted(values.items()))))
+                added.append(
+                    AddedFile(
+                        unquote(str(body["path"])),
+                        tuple(sorted(values.items())),
+                        _records(body.get("stats")),
+                    )
+                )
             elif kind == "remove":
                 removes += 1
             elif kind not in HARMLESS:
                 other.append(kind)
     kinds = tuple(dict.fromkeys(other))
     return Commit(
-        version, operation, tuple(added), removes, kinds, unsafe, user_metadata, changes_data
+        version,
+        operation,
+        tuple(added),
+        removes,
+        kinds,
+        unsafe,
+        user_metadata,
+        changes_data,
+        rows_changed,
     )
+
+
+# operationMetrics that count changed rows, and how many feed rows each row makes.
+_CHANGE_METRICS = {
+    "numOutputRows": 1,  # WRITE / append (no copies)
+    "numDeletedRows": 1,
+    "numUpdatedRows": 2,
+    "numTargetRowsInserted": 1,
+    "numTargetRowsDeleted": 1,
+    "numTargetRowsUpdated": 2,
+}
+
+
+def _rows_changed(metrics: object) -> int | None:
+    """Rows an operation changed, from its metrics (strings of integers); None: not said."""
+    if not isinstance(metrics, Mapping):
+        return None
+    if "numCopiedRows" in metrics or "numTargetRowsCopied" in metrics:
+        metrics = {k: v for k, v in metrics.items() if k != "numOutputRows"}
+    total, seen = 0, False
+    for name, weight in _CHANGE_METRICS.items():
+        value = metrics.get(name)
+        if value is not None and str(value).isdigit():
+            total, seen = total + weight * int(value), True
+    return total if seen else None
+
+
+def _records(stats: object) -> int | None:
+    """numRecords of an add's statistics (a JSON string), when present and readable."""
+    import json
+
+    if not isinstance(stats, str):
+        return None
+    try:
+        value = json.loads(stats).get("numRecords")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) else None
 
 
 def _changes_data(kind: str, body: Mapping) -> bool:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from mvlattice.model.loader import Model
+    from mvlattice.plan.budget import Limits
     from mvlattice.plan.planner import LatticePlan, WorkloadInput
 
 
@@ -45,11 +46,13 @@ def materialize(
     progress: Progress | None = None,
     say: Callable[[str], None] | None = None,
     trigger: str = "api",
+    limits: Limits | None = None,
 ) -> BatchResult:
     """Build every declared materialization and the declared and planned tiles of every lattice
     (or of one), skipping what is already fresh and refreshing what is stale. The plan weighs
     `workload` (a file, entries or a Workload — see `lattice.planner.load_workload` — or a
-    mapping from lattice name to one); without one, every tile alike."""
+    mapping from lattice name to one); without one, by the lattice's hierarchies. `limits`:
+    rows, bytes or a share of the fact table the planned tiles may take."""
     ctx = JobContext.open(spark, model, warehouse, trigger)
     targets: list[Target] = list(declared_targets(model, ctx.warehouse, lattice))
     failures: list[BuildResult] = []
@@ -57,7 +60,9 @@ def materialize(
         try:
             weights = workload.get(lat.name) if isinstance(workload, Mapping) else workload
             targets.extend(
-                planned_tiles(ctx, lat, max_tiles=max_tiles, workload=weights, progress=say)
+                planned_tiles(
+                    ctx, lat, max_tiles=max_tiles, workload=weights, progress=say, limits=limits
+                )
             )
         except Exception as exc:  # noqa: BLE001 - a failed plan must not stop other builds
             reason = "planning failed; only its declared tiles are built"
@@ -100,14 +105,17 @@ def refresh(
     full: bool = False,
     progress: Progress | None = None,
     trigger: str = "api",
+    dry_run: bool = False,
 ) -> BatchResult:
     """Bring every tile and materialization (or those of a lattice, or one) up to date:
-    incrementally where only appends happened, else in full."""
+    incrementally where only the fact table changed (appends; deletes and updates with its
+    change data feed) and that is the cheaper path, else in full. `dry_run`: only say what
+    each would do, with the estimates (status `planned`)."""
     ctx = JobContext.open(spark, model, warehouse, trigger)
     targets = model_targets(ctx, lattice)
     if tile is not None:  # a materialization's inner ones first (see `nested`)
         targets = with_inners(find_target(targets, tile), targets)
-    return run_batch(ctx, targets, full=full, progress=progress)
+    return run_batch(ctx, targets, full=full, progress=progress, dry_run=dry_run)
 
 
 def tiles(

@@ -1,7 +1,10 @@
 """Running a batch of builds: each target brought up to date by the cheapest correct path.
 
-Per target: nothing (fresh), incremental (merge the rows appended to the fact table), a rollup
-of the smallest current finer tile, or a full build from the star. All tiles of a lattice are
+Per target: nothing (fresh), incremental (merge the change to the fact table: appended rows, or
+with the change data feed deletes and updates too), a rollup of the smallest current finer
+tile, or a full build from the star. Where both are correct, incremental and full are chosen
+between by their estimated cost (`cost`); the change is aggregated once per lattice for all
+its tiles (`changerows`). All tiles of a lattice are
 built at ONE snapshot of its source versions, read when the batch first needs them, so tiles
 of one batch agree with each other. A target's failure is recorded and reported; the batch
 goes on (STYLE §14). A target whose lease another builder holds (another process, or another
@@ -17,16 +20,20 @@ from typing import Any
 from mvlattice.delta import log as deltalog
 from mvlattice.errors import MvlatticeError
 from mvlattice.jobs import vacuum
-from mvlattice.jobs.build import build_materialization, build_tile, definition_of, merge_appends
+from mvlattice.jobs.build import build_materialization, build_tile, definition_of, merge_changes
+from mvlattice.jobs.changerows import ChangeCache, change_feed_enabled
 from mvlattice.jobs.changes import FULL, INCREMENTAL, NONE, RefreshDecision, decide_refresh
 from mvlattice.jobs.context import JobContext
+from mvlattice.jobs.cost import Estimate, choose
 from mvlattice.jobs.lease import Holder, LeaseHeld
 from mvlattice.jobs.nested import full_reason
 from mvlattice.jobs.order import Ancestor, build_order, cheapest_ancestor
 from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.registration import ensure_registered
+from mvlattice.jobs.retraction import retraction_blocker
 from mvlattice.jobs.sources import (
     current_snapshot,
+    pinned_relations,
     read_name,
     require_readable,
     target_sources,
@@ -35,8 +42,8 @@ from mvlattice.jobs.state import Outcome
 from mvlattice.jobs.status import BuildStatus, RefreshPath
 from mvlattice.jobs.tables import TableState, job_group
 from mvlattice.jobs.targets import Target
-from mvlattice.jobs.tilesql import mergeable, table_relation
-from mvlattice.lattice.lattice import Lattice
+from mvlattice.jobs.tilesql import mergeable, star_from, table_relation
+from mvlattice.lattice.lattice import Lattice, TileSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +58,7 @@ class BuildResult:
     error: str | None = None
     built_from: str | None = None
     warning: str | None = None  # e.g. its vacuum failed (the build itself stands)
+    estimate: Estimate | None = None  # incremental vs full, when both were correct
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,34 +104,58 @@ def run_batch(
     rollup: bool = True,
     progress: Progress | None = None,
     notes: tuple[str, ...] = (),
+    dry_run: bool = False,
 ) -> BatchResult:
     """Bring `targets` up to date; `rollup=False` builds every tile from the star (for
-    benchmarks: the cost the ancestor rollups save)."""
+    benchmarks: the cost the ancestor rollups save); `dry_run` only says what each would
+    do (status `planned`), with the estimates."""
     ordered = build_order(targets, [lat.name for lat in ctx.model.lattices])
-    batch = _Batch(ctx, full, rollup)
+    batch = _Batch(ctx, full, rollup, ordered, dry_run)
     results = []
-    for i, target in enumerate(ordered, 1):
-        if progress:
-            progress(ProgressEvent(i, len(ordered), target, None))
-        result = batch.one(target)
-        results.append(result)
-        if progress:
-            progress(ProgressEvent(i, len(ordered), target, result))
+    try:
+        for i, target in enumerate(ordered, 1):
+            if progress:
+                progress(ProgressEvent(i, len(ordered), target, None))
+            result = batch.one(target)
+            results.append(result)
+            if progress:
+                progress(ProgressEvent(i, len(ordered), target, result))
+    finally:
+        batch.changes.close()
     return BatchResult(tuple(results), notes)
 
 
 class _Batch:
-    def __init__(self, ctx: JobContext, full: bool, rollup: bool = True) -> None:
+    def __init__(
+        self,
+        ctx: JobContext,
+        full: bool,
+        rollup: bool = True,
+        targets: tuple[Target, ...] = (),
+        dry_run: bool = False,
+    ) -> None:
         self.ctx = ctx
         self.full = full
         self.rollup = rollup
+        self.dry_run = dry_run
         self.snapshots: dict[str, Snapshot] = {}
         self.ancestors: dict[str, list[Ancestor]] = {}
         self.star_rows: dict[str, int | None] = {}
+        self.feeds: dict[str, bool] = {}
+        self.not_null: dict[str, frozenset[str]] = {}
+        self.changes = ChangeCache(ctx.spark, ctx.model)
+        # Per lattice, the tiles of the batch whose deltas the change's aggregate must give.
+        self.mergeable: dict[str, tuple[TileSpec, ...]] = {}
+        for t in targets:
+            if t.spec is not None and mergeable(t.spec):
+                have = self.mergeable.get(t.spec.lattice, ())
+                self.mergeable[t.spec.lattice] = (*have, t.spec)
 
     def one(self, target: Target) -> BuildResult:
         """Bring one target up to date under its lease (one builder at a time across
         processes; see `lease`), or skip it as `busy` while another builder holds it."""
+        if self.dry_run:
+            return self._plan(target)
         assert self.ctx.leases is not None
         try:
             lease = self.ctx.leases.acquire(target.name, f"{self.ctx.trigger} build")
@@ -207,6 +239,7 @@ class _Batch:
             definition_changed=changed,
             full=self.full,
             fact_commits=self._commits(lattice, recorded, current),
+            change_feed=self._feed(lattice, current),
         )
         return decision, current, table is not None
 
@@ -250,23 +283,22 @@ class _Batch:
         existed: bool,
         started: float,
     ) -> BuildResult:
+        estimate = None
         if target.spec is None:
             record = build_materialization(self.ctx, target, sources, started)
             reason = decision.reason
-        elif decision.path == INCREMENTAL:
-            table = self.ctx.reader.state(target.location)
-            assert table is not None
-            record = merge_appends(self.ctx, target, sources, table.version, decision, started)
-            reason = decision.reason
         else:
-            lattice = self.ctx.model.lattice(target.spec.lattice)
-            ancestor = None
-            if self.rollup:
-                ancestor = cheapest_ancestor(
-                    target.spec, self._candidates(lattice), self._star_rows(lattice)
+            path, reason, estimate, ancestor = self._choose(target, decision)
+            if path == INCREMENTAL:
+                table = self.ctx.reader.state(target.location)
+                assert table is not None
+                lattice = self.ctx.model.lattice(target.spec.lattice)
+                change = self.changes.get(
+                    lattice, sources, decision, self.mergeable.get(lattice.name, (target.spec,))
                 )
-            record = build_tile(self.ctx, target, sources, ancestor, started)
-            reason = decision.reason + (f"; rolled up from {ancestor.name}" if ancestor else "")
+                record = merge_changes(self.ctx, target, sources, table.version, change, started)
+            else:
+                record = build_tile(self.ctx, target, sources, ancestor, started)
         ensure_registered(self.ctx.spark, target.name, target.location, self.ctx.warehouse)
         self._remember(target, record)
         warning = vacuum.after_build(self.ctx.spark, self.ctx.model, target)
@@ -282,7 +314,85 @@ class _Batch:
             None,
             record.built_from,
             warning,
+            estimate,
         )
+
+    def _choose(
+        self, target: Target, decision: RefreshDecision
+    ) -> tuple[RefreshPath, str, Estimate | None, Ancestor | None]:
+        """A tile's path, why, the estimates (when incremental was correct) and the ancestor
+        a full build rolls up."""
+        assert target.spec is not None
+        lattice = self.ctx.model.lattice(target.spec.lattice)
+        ancestor = None
+        if self.rollup:
+            candidates = self._candidates(lattice)
+            ancestor = cheapest_ancestor(target.spec, candidates, self._star_rows(lattice))
+        rolled = f"; rolled up from {ancestor.name}" if ancestor else ""
+        if decision.path != INCREMENTAL:
+            return FULL, decision.reason + rolled, None, ancestor
+        table = self.ctx.reader.state(target.location)
+        record = table.record if table else None
+        blocker = None
+        if decision.feed:
+            blocker = retraction_blocker(target.spec, self._not_null(lattice))
+        estimate = choose(
+            tile_rows=record.rows if record else None,
+            change_rows=decision.change_rows,
+            full_rows=ancestor.rows if ancestor else self._star_rows(lattice),
+            full_from=ancestor.name if ancestor else "star",
+            blocker=blocker,
+        )
+        reason = f"{decision.reason}; {estimate.describe()}"
+        if estimate.choice == INCREMENTAL:
+            return INCREMENTAL, reason, estimate, None
+        return FULL, f"{reason} ({estimate.why}){rolled}", estimate, ancestor
+
+    def _plan(self, target: Target) -> BuildResult:
+        """What refreshing the target would do, nothing built (`refresh --dry-run`)."""
+        decision, _sources, _existed = self._decide(target)
+        if decision.path == NONE:
+            return self._skipped(target, decision)
+        path, reason, estimate = decision.path, decision.reason, None
+        if target.spec is not None:
+            path, reason, estimate, _ancestor = self._choose(target, decision)
+            # Coarser tiles of the batch may roll up this one once it is built.
+            table = self.ctx.reader.state(target.location)
+            rows = table.record.rows if table and table.record else target.estimated_rows
+            if rows is not None:
+                lattice = self.ctx.model.lattice(target.spec.lattice)
+                self._candidates(lattice).append(
+                    Ancestor(target.name, target.location, target.spec, int(rows), -1)
+                )
+        return BuildResult(
+            target.name, target.kind, BuildStatus.PLANNED, path, reason, estimate=estimate
+        )
+
+    def _feed(self, lattice: Lattice, current: Snapshot) -> bool:
+        """Whether the fact table's current metadata enables the change data feed."""
+        if lattice.name not in self.feeds:
+            fact = _fact(self.ctx, lattice)
+            version = current.versions.get(fact.qualified_name)
+            self.feeds[lattice.name] = (
+                fact.location is not None
+                and isinstance(version, int)
+                and change_feed_enabled(self.ctx.spark, fact.location, version)
+            )
+        return self.feeds[lattice.name]
+
+    def _not_null(self, lattice: Lattice) -> frozenset[str]:
+        """Labels of the lattice columns that are never NULL (Spark's analysis of the star;
+        nothing runs)."""
+        if lattice.name not in self.not_null:
+            snapshot = self._snapshot(lattice)
+            relations = pinned_relations(self.ctx.model, lattice, dict(snapshot.versions))
+            columns = list(lattice.columns)
+            select = ", ".join(f"{c.expression} AS `_{i}`" for i, c in enumerate(columns))
+            schema = self.ctx.spark.sql(f"SELECT {select} {star_from(lattice, relations)}").schema
+            self.not_null[lattice.name] = frozenset(
+                c.label for c, f in zip(columns, schema.fields, strict=True) if not f.nullable
+            )
+        return self.not_null[lattice.name]
 
     def _skipped(self, target: Target, decision: RefreshDecision) -> BuildResult:
         table = self.ctx.reader.state(target.location)

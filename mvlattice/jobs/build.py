@@ -1,21 +1,20 @@
 """Filling one target's table: a tile from the star or from a finer tile, a tile by merging the
-rows appended to its fact table, a materialization from its query. Each writes one commit,
+change to its fact table, a materialization from its query. Each writes one commit,
 which also sets the table's vacuum retention (see `vacuum`)."""
 
 from __future__ import annotations
 
-from mvlattice.delta.appended import appended_view
 from mvlattice.errors import MvlatticeError
-from mvlattice.jobs.changes import RefreshDecision
+from mvlattice.jobs.changerows import ChangeRows
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.order import Ancestor
 from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.registration import ensure_registered
-from mvlattice.jobs.sources import materialization_source, pinnable, pinned_relations, read_name
+from mvlattice.jobs.retraction import retract_tile_sql
+from mvlattice.jobs.sources import materialization_source, pinnable, pinned_relations
 from mvlattice.jobs.tables import column_types, write_table
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import (
-    appended_relation,
     dimension_columns,
     merge_tile_sql,
     q,
@@ -67,45 +66,34 @@ def build_tile(
     )
 
 
-def merge_appends(
+def merge_changes(
     ctx: JobContext,
     target: Target,
     sources: Snapshot,
     tile_version: int,
-    decision: RefreshDecision,
+    change: ChangeRows,
     started: float,
 ) -> TileRecord:
-    """The tile with the aggregate of the appended fact rows merged in (the incremental path).
-    The appended rows are read from their own files when the fact table's layout allows
-    (see `appended`), else through Delta with a filter on their file names."""
-    assert target.spec is not None and decision.fact_version is not None
-    lattice = ctx.model.lattice(target.spec.lattice)
-    fact = ctx.model.table(lattice.root.schema, lattice.root.table)
-    assert fact is not None and fact.location is not None
-    view = appended_view(ctx.spark, fact.location, decision.fact_version, decision.added)
-    relations = pinned_relations(ctx.model, lattice, dict(sources.versions))
-    relations[lattice.root.alias] = (
-        q(view)
-        if view is not None
-        else appended_relation(read_name(fact), decision.fact_version, decision.added_files)
+    """The tile with the change to its fact table merged in (the incremental path): the
+    added rows' aggregate merged, the retracted rows' one subtracted (see `retraction`).
+    `change` is the batch's aggregate of the change (see `changerows`); this tile's delta is
+    its rollup, so the new rows are read and joined once for all tiles of the lattice."""
+    assert target.spec is not None
+    plus_sql, minus_sql = change.delta_sql(target.spec)
+    tile = table_relation(f"delta.{q(target.location)}", tile_version)
+    types = column_types(ctx.spark, target.location, tile_version)
+    sql = merge_tile_sql(target.spec, tile, plus_sql, types)
+    if minus_sql is not None:
+        sql = retract_tile_sql(target.spec, sql, minus_sql, types)
+    recorder = _recorder(ctx, target, sources, started, target.name, "incremental")
+    return write_table(
+        ctx.spark,
+        target.location,
+        sql,
+        recorder,
+        dimension_columns(target.spec),
+        retention(ctx.spark, ctx.model, target),
     )
-    try:
-        delta_sql = star_tile_sql(lattice, target.spec, relations)
-        tile = table_relation(f"delta.{q(target.location)}", tile_version)
-        types = column_types(ctx.spark, target.location, tile_version)
-        sql = merge_tile_sql(target.spec, tile, delta_sql, types)
-        recorder = _recorder(ctx, target, sources, started, target.name, "incremental")
-        return write_table(
-            ctx.spark,
-            target.location,
-            sql,
-            recorder,
-            dimension_columns(target.spec),
-            retention(ctx.spark, ctx.model, target),
-        )
-    finally:
-        if view is not None:
-            ctx.spark.catalog.dropTempView(view)
 
 
 def build_materialization(

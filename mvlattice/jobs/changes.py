@@ -7,6 +7,12 @@ a compaction would move appended rows into files we could not tell apart; no `me
 schema change), no dimension table changed at all, and every measure merges (no COUNT DISTINCT)
 — and every source is still the table the tile was built from, and the tile holds what
 mvlattice wrote (see `identity`). Anything else takes the full path, with the reason stated.
+
+Deletes and updates are incremental too when the fact table has Delta's change data feed
+(`delta.enableChangeDataFeed`) over the whole span: no commit in it changes the table's metadata
+(which could switch the feed off or the schema), so the feed holds every changed row, retracted
+rows (`delete`, `update_preimage`) with their old values. Whether a tile's measures can take
+retractions is the batch's question (see `retraction`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ class RefreshDecision:
     reason: str
     added: tuple[AddedFile, ...] = ()
     fact_version: int | None = None  # the version appended rows are read at
+    feed: bool = False  # the changes are read from the change data feed (not only appends)
+    from_version: int | None = None  # the fact version the tile holds
+
+    change_rows: int | None = None  # rows added, deleted or updated; None: not known
 
     @property
     def added_files(self) -> tuple[str, ...]:
@@ -44,13 +54,15 @@ def decide_refresh(
     definition_changed: bool = False,
     full: bool = False,
     fact_commits: tuple[Commit, ...] | None = None,
+    change_feed: bool = False,
 ) -> RefreshDecision:
     """The refresh path for a tile (`fact` its lattice's fact table; None for a materialization).
 
     `tile_change` is why the table's rows may not be what mvlattice wrote (see
     `identity.tile_change`); `blocker` is why appended rows cannot be merged whatever the
     commits say (e.g. COUNT DISTINCT); `fact_commits` are the fact table's commits after the
-    recorded version up to the current one, or None when the log no longer holds them.
+    recorded version up to the current one, or None when the log no longer holds them;
+    `change_feed`: the fact table's current metadata enables the change data feed.
     """
     if recorded is None:
         return RefreshDecision(FULL, "not built yet")
@@ -67,7 +79,9 @@ def decide_refresh(
     changed = changed_sources(recorded.versions, current.versions)
     if not changed:
         return RefreshDecision(NONE, "fresh: no source table changed")
-    return _changed(recorded.versions, current.versions, changed, fact, blocker, fact_commits)
+    return _changed(
+        recorded.versions, current.versions, changed, fact, blocker, fact_commits, change_feed
+    )
 
 
 def _changed(
@@ -77,6 +91,7 @@ def _changed(
     fact: str | None,
     blocker: str | None,
     fact_commits: tuple[Commit, ...] | None,
+    change_feed: bool = False,
 ) -> RefreshDecision:
     if fact is None:
         return RefreshDecision(FULL, "materializations are rebuilt in full")
@@ -92,27 +107,52 @@ def _changed(
         return RefreshDecision(
             FULL, f"the Delta log of {fact} no longer holds versions {old + 1}–{new}"
         )
-    return _appends(fact, old, new, fact_commits)
+    return _appends(fact, old, new, fact_commits, change_feed)
 
 
-def _appends(fact: str, old: int, new: int, commits: tuple[Commit, ...]) -> RefreshDecision:
+def _appends(
+    fact: str, old: int, new: int, commits: tuple[Commit, ...], change_feed: bool = False
+) -> RefreshDecision:
     if [c.version for c in commits] != list(range(old + 1, new + 1)):
         return RefreshDecision(FULL, f"versions {old + 1}–{new} of {fact} are not all readable")
+    files = tuple(f for c in commits for f in c.added)
+    span = f"version {new}" if new == old + 1 else f"versions {old + 1}–{new}"
     for commit in commits:
         if not commit.append_only:
+            if change_feed and _feed_covers(commit):
+                continue
             return RefreshDecision(
                 FULL,
                 f"version {commit.version} of {fact} ({commit.operation}) does more than append"
-                + _what(commit),
+                + _what(commit)
+                + ("" if change_feed else f" and {fact} has no change data feed"),
             )
-    files = tuple(f for c in commits for f in c.added)
-    span = f"version {new}" if new == old + 1 else f"versions {old + 1}–{new}"
+    if any(not c.append_only for c in commits):
+        counts = [c.rows_changed for c in commits]
+        return RefreshDecision(
+            INCREMENTAL,
+            f"{span} of {fact} change rows; read from its change data feed",
+            files,
+            new,
+            feed=True,
+            from_version=old,
+            change_rows=None if None in counts else sum(c or 0 for c in counts),
+        )
+    rows = [f.rows for f in files]
     return RefreshDecision(
         INCREMENTAL,
         f"{span} of {fact} only append rows ({len(files)} file{'s' if len(files) != 1 else ''})",
         files,
         new,
+        from_version=old,
+        change_rows=None if None in rows else sum(r or 0 for r in rows),
     )
+
+
+def _feed_covers(commit: Commit) -> bool:
+    """Whether the change data feed holds this commit's changes: it adds, removes and writes
+    change files (`cdc`) only — no metadata action that could switch the feed or the schema."""
+    return set(commit.other_actions) <= {"cdc"}
 
 
 def _what(commit: Commit) -> str:

@@ -12,6 +12,7 @@ from mvlattice.jobs.targets import Target, tile_target
 from mvlattice.lattice.lattice import Lattice
 
 if TYPE_CHECKING:
+    from mvlattice.plan.budget import Budget, Limits
     from mvlattice.plan.planner import LatticePlan, WorkloadInput
 
 # Planning profiles single columns only, then the planner counts exactly the sets it needs: all
@@ -27,6 +28,7 @@ def planned_tiles(
     max_tiles: int | None = None,
     workload: WorkloadInput = None,
     progress: Callable[[str], None] | None = None,
+    limits: Limits | None = None,
 ) -> tuple[Target, ...]:
     """The lattice's planned tiles (declared ones included, as declared); none unless the
     lattice asks for the algorithm. Statistics come from the lattice's provider (cached by the
@@ -40,10 +42,52 @@ def planned_tiles(
         ctx.spark, ctx.model, lattice, warehouse=ctx.warehouse, max_size=PLAN_PROFILE_SIZE,
         progress=progress,
     )  # fmt: skip
+    from mvlattice.plan.columns import fact_keys
+
     plan = plan_lattice(
-        lattice, stats, max_tiles=max_tiles, workload=load_workload(workload, lattice)
+        lattice,
+        stats,
+        max_tiles=max_tiles,
+        max_rows=limits.max_rows if limits is not None else None,
+        workload=load_workload(workload, lattice),
+        keys=fact_keys(ctx.model, lattice),
+        budget=budget_for(ctx, lattice, limits),
     )
     return plan_targets(ctx, plan)
+
+
+def budget_for(ctx: JobContext, lattice: Lattice, limits: Limits | None) -> Budget:
+    """The byte budget of `limits` for `lattice`: bytes per value measured on its built tiles
+    (Delta sizes over rows × stored columns), the fact table's bytes from Delta when a share
+    is asked for (`plan.budget`)."""
+    from mvlattice.jobs.catalog import catalog
+    from mvlattice.plan.budget import measured_bytes_per_value, resolve
+
+    built = [  # a measure is about one stored column (AVG: two; close enough for a budget)
+        (e.size_bytes, e.rows, len(e.dimensions) + len(e.measures))
+        for e in catalog(ctx, lattice.name)
+        if e.kind == "tile" and e.size_bytes and e.rows
+    ]
+    wants_share = limits is not None and limits.max_share is not None
+    return resolve(
+        limits, measured_bytes_per_value(built), fact_bytes(ctx, lattice) if wants_share else None
+    )
+
+
+def fact_bytes(ctx: JobContext, lattice: Lattice) -> float | None:
+    """The Delta size of the lattice's fact table (DESCRIBE DETAIL), None when not Delta."""
+    from mvlattice.jobs.sources import read_name
+
+    root = lattice.root
+    table = ctx.model.table(root.schema, root.table)
+    if table is None:
+        return None
+    try:
+        row = ctx.spark.sql(f"DESCRIBE DETAIL {read_name(table)}").first()
+    except Exception:  # noqa: BLE001 - not a Delta table: no size, so no share of it
+        return None
+    size = row["sizeInBytes"] if row is not None else None
+    return float(size) if size else None
 
 
 def plan_targets(ctx: JobContext, plan: LatticePlan) -> tuple[Target, ...]:

@@ -26,6 +26,7 @@ class BuildStatus(StrEnum):
     SKIPPED = "skipped"  # fresh already
     BUSY = "busy"  # another builder holds it
     FAILED = "failed"
+    PLANNED = "planned"  # refresh --dry-run: what a build would do, nothing built
 
 
 class RefreshPath(StrEnum):

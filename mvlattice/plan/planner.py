@@ -46,6 +46,7 @@ from mvlattice.plan.sizing import count_missing, counted, sizes
 from mvlattice.plan.workload import Workload, WorkloadQuery, read_workload, workload_from_entries
 
 DEFAULT_MAX_TILES = 8
+BUDGET_TRIES = 4  # greedy runs again with a smaller space budget when the tiles are wider
 BYTES_MAX_TILES = 32  # greedy's picks a byte budget (without --max-tiles) cuts a prefix of
 NO_WORKLOAD = "no workload: group-bys weighed by the lattice's hierarchies and declared tiles"
 ROUND_TOP = 10  # candidates recorded per round
@@ -163,7 +164,7 @@ def plan_lattice(
         count_missing(stats, _by_weight(cands))
     k = _k(lattice, max_tiles, max_rows, money.max_bytes)
 
-    def choose() -> tuple[dict[ColumnSet, float], GreedyResult]:
+    def choose(space: float | None) -> tuple[dict[ColumnSet, float], GreedyResult]:
         views = sizes(cands.sets, cands.top, lattice, stats)
         given = sizes(tuple(set(cands.origin.values())), cands.top, lattice, stats)
         for closed, origin in cands.origin.items():  # hierarchies: the same rows, unless counted
@@ -173,7 +174,7 @@ def plan_lattice(
             views,
             k + 1 if k else k,  # one more than asked: what the next tile would buy
             weights=cands.asked or None,
-            space=max_rows,
+            space=space,
             max_millis=_millis(lattice, max_millis),
             min_benefit=min_benefit,
             required=cands.declared,
@@ -182,15 +183,59 @@ def plan_lattice(
         )
         return views, result
 
-    views, result = choose()
-    by_name = {set_name(s): s for s in views}
-    for _ in range(REFINE_ROUNDS):
-        picked = (by_name[name] for name, _ in result.picks)
-        if not (count and count_missing(stats, picked)):
+    def run(space: float | None) -> LatticePlan:
+        views, result = choose(space)
+        by_name = {set_name(s): s for s in views}
+        for _ in range(REFINE_ROUNDS):
+            picked = (by_name[name] for name, _ in result.picks)
+            if not (count and count_missing(stats, picked)):
+                break
+            views, result = choose(space)
+        return _plan(lattice, cands, views, result, workload, stats, money)
+
+    # A byte budget is HRU's space budget (benefit per row, what fits) in rows of a typical
+    # tile's width; when the chosen tiles are wider, the budget in rows shrinks and greedy runs
+    # again, so the tiles that fit are chosen for it rather than cut off a larger plan.
+    space = max_rows
+    if money.max_bytes is not None:
+        width = _typical_width(lattice, workload, close)
+        space = _min(max_rows, money.max_bytes / (money.bytes_per_value * width))
+    plan = run(space)
+    for _ in range(BUDGET_TRIES):
+        spent = _spent(plan, k, workload, money)
+        if money.max_bytes is None or space is None or spent <= money.max_bytes:
             break
-        views, result = choose()
-    plan = _plan(lattice, cands, views, result, workload, stats, money)
+        space *= 0.9 * money.max_bytes / spent
+        plan = run(space)
     return _finish(plan, k, has_work, workload, money, roles.dimensions, determined)
+
+
+def _min(a: float | None, b: float) -> float:
+    return b if a is None else min(a, b)
+
+
+def _typical_width(
+    lattice: Lattice, workload: Workload | None, close: Callable[[ColumnSet], ColumnSet]
+) -> float:
+    """Stored columns of a tile answering a typical query: its closed columns and measures."""
+    queries = [q for q in (workload.queries if workload else ()) if q.measures is not None]
+    base = stored_width((), lattice.default_measures)
+    if not queries:
+        return base + 3.0
+    total = sum(q.weight for q in queries) or 1.0
+    return (
+        base
+        + sum(q.weight * stored_width(close(q.columns), q.measures or ()) for q in queries) / total
+    )
+
+
+def _spent(plan: LatticePlan, k: int | None, workload: Workload | None, budget: Budget) -> float:
+    """Bytes of the tiles a plan keeps before any cut by bytes."""
+    queries = workload.queries if workload is not None else ()
+    picks = [TileFacts(t.dimensions, t.spec.measures, t.rows, t.declared) for t in plan.tiles]
+    declared = sum(t.declared for t in plan.tiles)
+    keep = len(picks) if k is None else min(len(picks), declared + k)
+    return _bytes(plan.lattice, picks[:keep], queries, budget)
 
 
 def _summed(pairs: Iterable[tuple[ColumnSet, float]]) -> dict[ColumnSet, float]:

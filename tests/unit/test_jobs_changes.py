@@ -96,6 +96,10 @@ def test_every_other_change_takes_the_full_path_with_its_reason() -> None:
         appended[0],
         parse_commit(4, [{"commitInfo": {"operation": "DELETE"}}, {"remove": {"path": "a"}}]),
     )
+    altered = (
+        appended[0],
+        parse_commit(4, [{"commitInfo": {"operation": "SET TBLPROPERTIES"}}, {"metaData": {}}]),
+    )
     cases = {
         "not built yet": decide(recorded=None),
         "its definition changed since it was built": decide(definition_changed=True),
@@ -107,9 +111,10 @@ def test_every_other_change_takes_the_full_path_with_its_reason() -> None:
             blocker="COUNT(DISTINCT …) cannot merge appended rows", fact_commits=appended
         ),
         "the Delta log of shop.sales no longer holds versions 3–4": decide(fact_commits=None),
-        "version 4 of shop.sales (DELETE) does more than append: it removes 1 file(s)": decide(
-            fact_commits=deleted
-        ),
+        "version 4 of shop.sales (DELETE) does more than append: it removes 1 file(s) and "
+        "shop.sales has no change data feed": decide(fact_commits=deleted),
+        "version 4 of shop.sales (SET TBLPROPERTIES) does more than append: it carries "
+        "metaData": decide(fact_commits=altered, change_feed=True),
         "versions 3–4 of shop.sales are not all readable": decide(fact_commits=appended[:1]),
         "materializations are rebuilt in full": decide(fact=None),
         "fact table shop.sales has no Delta history to read changes from": decide(
@@ -170,3 +175,38 @@ def test_unknown_or_missing_versions_count_as_changed() -> None:
     assert changed_sources({"a": 1, "b": None}, {"a": 1, "b": None}) == ("b",)
     assert changed_sources({"a": 1}, {"a": 1, "c": 2}) == ("c",)
     assert changed_sources({"a": "files=1"}, {"a": "files=1"}) == ()
+
+
+def test_deletes_and_updates_are_incremental_with_the_change_data_feed() -> None:
+    delete = [
+        {
+            "commitInfo": {
+                "operation": "DELETE",
+                "operationMetrics": {
+                    "numDeletedRows": "7",
+                    "numCopiedRows": "90",
+                    "numOutputRows": "90",
+                },
+            }
+        },
+        {"remove": {"path": "a"}},
+        {"add": {"path": "b", "stats": '{"numRecords": 90}'}},
+        {"cdc": {"path": "_change_data/c"}},
+    ]
+    update = [
+        {"commitInfo": {"operation": "UPDATE", "operationMetrics": {"numUpdatedRows": "3"}}},
+        {"remove": {"path": "b"}},
+        {"add": {"path": "c"}},
+    ]
+    commits = (parse_commit(3, delete), parse_commit(4, update))
+    assert commits[0].rows_changed == 7 and commits[1].rows_changed == 6
+    assert commits[0].added[0].rows == 90
+    decision = decide(fact_commits=commits, change_feed=True)
+    assert (decision.path, decision.feed, decision.from_version) == (INCREMENTAL, True, 2)
+    assert decision.change_rows == 13
+    assert (
+        decision.reason == "versions 3–4 of shop.sales change rows; read from its change data feed"
+    )
+    appended = (parse_commit(3, append(3, "a")), parse_commit(4, append(4, "b")))
+    plain = decide(fact_commits=appended, change_feed=True)
+    assert (plain.path, plain.feed, plain.change_rows) == (INCREMENTAL, False, None)

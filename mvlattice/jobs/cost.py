@@ -1,0 +1,70 @@
+"""Incremental or full: the estimated cost of each, in rows read (the linear cost model of
+HRU96 §3.1 that `order` uses to pick an ancestor).
+
+An incremental refresh reads the tile and its share of the change (the change is aggregated
+once per lattice and batch; each tile's delta is rolled up from that); a full one reads its
+cheapest source, a current finer tile or the star. Both write the whole tile, so the writing
+cancels out. The change's rows come from the added files' statistics; unknown, the
+incremental path is taken (it was decided correct, and appends are usually small).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mvlattice.jobs.status import RefreshPath
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Estimate:
+    """The two costs of bringing one tile up to date, and the path chosen."""
+
+    incremental_rows: int | None  # the tile + the change's rows; None: not known
+    full_rows: int | None  # the rows of the full path's source; None: not known
+    full_from: str  # "star" or the finer tile a full refresh rolls up
+    choice: RefreshPath  # INCREMENTAL or FULL
+    why: str
+
+    def describe(self) -> str:
+        return (
+            f"incremental ~{_rows(self.incremental_rows)} rows read, "
+            f"full ~{_rows(self.full_rows)} from {self.full_from}: {self.choice}"
+        )
+
+
+def choose(
+    *,
+    tile_rows: int | None,
+    change_rows: int | None,
+    full_rows: int | None,
+    full_from: str,
+    blocker: str | None = None,
+) -> Estimate:
+    """The cheaper path for a tile an incremental refresh could bring up to date; `blocker`
+    says why its measures cannot take this change (then full, whatever the costs)."""
+    incremental = None if tile_rows is None or change_rows is None else tile_rows + change_rows
+    if blocker is not None:
+        return Estimate(
+            incremental_rows=incremental,
+            full_rows=full_rows,
+            full_from=full_from,
+            choice=RefreshPath.FULL,
+            why=blocker,
+        )
+    if incremental is not None and full_rows is not None and full_rows < incremental:
+        choice, why = RefreshPath.FULL, "a full refresh reads fewer rows"
+    else:
+        choice, why = RefreshPath.INCREMENTAL, "an incremental refresh reads fewer rows"
+        if incremental is None or full_rows is None:
+            why = "the change's size is not known: incremental"
+    return Estimate(
+        incremental_rows=incremental,
+        full_rows=full_rows,
+        full_from=full_from,
+        choice=choice,
+        why=why,
+    )
+
+
+def _rows(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
