@@ -75,6 +75,34 @@ class Budget:
     share: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a user limits a plan by, as `plan` and `materialize` take it: summed rows, bytes,
+    or a share of the fact table's bytes (`--max-rows`, `--max-bytes`, `--max-share`)."""
+
+    max_rows: float | None = None
+    max_bytes: float | None = None
+    max_share: float | None = None
+
+
+def resolve(limits: Limits | None, measured: float | None, fact_bytes: float | None) -> Budget:
+    """The byte budget of `limits`: the smaller of `max_bytes` and `max_share` × the fact
+    table's bytes; bytes per value measured on built tiles when known."""
+    limits = limits or Limits()
+    caps = [limits.max_bytes] if limits.max_bytes is not None else []
+    if limits.max_share is not None:
+        if fact_bytes is None:
+            raise UsageError("--max-share needs the fact table's size, which is not known here")
+        caps.append(limits.max_share * fact_bytes)
+    return Budget(
+        max_bytes=min(caps) if caps else None,
+        bytes_per_value=measured if measured is not None else DEFAULT_BYTES_PER_VALUE,
+        measured=measured is not None,
+        fact_bytes=fact_bytes,
+        share=limits.max_share,
+    )
+
+
 def stored_width(dimensions: Iterable[str], measures: Iterable[Measure]) -> int:
     """Columns a tile stores: one per dimension, one or more per measure."""
     names = {c.name for m in measures for c in stored_columns(m)}
