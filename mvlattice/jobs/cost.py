@@ -4,8 +4,10 @@ HRU96 §3.1 that `order` uses to pick an ancestor).
 An incremental refresh reads the tile and its share of the change (the change is aggregated
 once per lattice and batch; each tile's delta is rolled up from that); a full one reads its
 cheapest source, a current finer tile or the star. Both write the whole tile, so the writing
-cancels out. The change's rows come from the added files' statistics; unknown, the
-incremental path is taken (it was decided correct, and appends are usually small).
+cancels out. The change's rows come from the added files' statistics or the commits'
+operationMetrics; unknown, the incremental path is taken (it was decided correct, and changes
+are usually small). Full is chosen only when it reads at least MIN_SAVING fewer rows: below
+that both paths cost Spark's fixed per-job work, whatever their rows.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mvlattice.jobs.status import RefreshPath
+
+MIN_SAVING = 100_000  # rows a full refresh must save to be chosen over an incremental one
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,7 +55,7 @@ def choose(
             choice=RefreshPath.FULL,
             why=blocker,
         )
-    if incremental is not None and full_rows is not None and full_rows < incremental:
+    if incremental is not None and full_rows is not None and full_rows + MIN_SAVING <= incremental:
         choice, why = RefreshPath.FULL, "a full refresh reads fewer rows"
     else:
         choice, why = RefreshPath.INCREMENTAL, "an incremental refresh reads fewer rows"

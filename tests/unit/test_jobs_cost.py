@@ -21,8 +21,11 @@ def test_the_path_reading_fewer_rows_is_chosen() -> None:
     assert small.describe() == (
         "incremental ~1,100 rows read, full ~50,000 from t_fine: incremental"
     )
-    big = choose(tile_rows=40_000, change_rows=20_000, full_rows=50_000, full_from="star")
+    big = choose(tile_rows=400_000, change_rows=200_000, full_rows=500_000, full_from="star")
     assert (big.choice, big.why) == (RefreshPath.FULL, "a full refresh reads fewer rows")
+    # Saving fewer rows than MIN_SAVING is not worth leaving the incremental path.
+    close = choose(tile_rows=40_000, change_rows=20_000, full_rows=50_000, full_from="star")
+    assert close.choice == RefreshPath.INCREMENTAL
     unknown = choose(tile_rows=10, change_rows=None, full_rows=5, full_from="star")
     assert unknown.choice == RefreshPath.INCREMENTAL and unknown.incremental_rows is None
     blocked = choose(
