@@ -219,7 +219,7 @@ class _Substitution:
         self.nulls = nulls
 
     def __call__(self, node: exp.Expr) -> exp.Expr:
-        node = node.copy()
+        """`node` (of the branch's own copy, changed in place) with the replacements."""
         for old, new in list(self._replacements(node)):
             if old is node:
                 return new
