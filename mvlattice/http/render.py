@@ -85,7 +85,20 @@ def plan_summary(plan: Any) -> dict[str, Any]:
             for t in plan.tiles
         ],
         "graph": graph_document(tile_graph(plan)),
+        "weighting": plan.weighting,
+        "bytes": number(plan.bytes),
+        "coverage": _coverage(plan.coverage),
     }
+
+
+def _coverage(coverage: Any) -> dict[str, Any] | None:
+    """The plan's predicted coverage of its workload, without the statements."""
+    from mvlattice.plan.render import coverage_document
+
+    doc = coverage_document(coverage)
+    if doc is not None:
+        del doc["statements"]
+    return doc
 
 
 def graph_document(graph: TileGraph) -> dict[str, Any]:

@@ -174,6 +174,9 @@ def test_the_lattice_fragment_comes_from_the_api_document(plan: LatticePlan) -> 
     html = lattices_html([doc])
     assert html.count("<svg") == 2 and 'data-lattice="sales"' in html
     assert "benefit" in html and "#1 (declared)" in html
+    share = f"{plan.coverage.share:.1%}" if plan.coverage else "?"
+    assert f"coverage of the workload: {share} of its weight" in html
+    assert "as tiles are added: 1: " in html
 
 
 def test_a_lattice_without_a_plan_says_why_and_no_lattice_says_so() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mvlattice.http.ui.html import count, esc, table
+from mvlattice.http.ui.html import count, esc, size, table
 from mvlattice.http.ui.svg import StarTable, star_svg, tile_svg
 from mvlattice.plan.render import GraphNode, TileGraph
 
@@ -57,6 +57,23 @@ def _section(doc: Mapping[str, Any]) -> str:
     return f'{head}<div class="pictures">{star}{_plan(doc)}</div></section>'
 
 
+def _coverage(plan: Mapping[str, Any]) -> str:
+    """What the plan was weighed by and how much of the workload its tiles answer."""
+    covered = plan.get("coverage")
+    if not covered:
+        return f'<p class="meta">{esc(plan.get("weighting") or "")}</p>'
+    curve = ", ".join(
+        f"{p['tiles']}: {p['coverage']:.0%}" for p in covered.get("curve", []) if p.get("chosen")
+    )
+    return (
+        f'<p class="meta">coverage of the workload: {covered["share"]:.1%} of its weight '
+        f"({covered['answered']} of {covered['queries']} statements); rows read "
+        f"{count(covered['rows_before'])} → {count(covered['rows_after'])}; "
+        f"tiles take {size(plan.get('bytes'))}</p>"
+        f'<p class="meta">as tiles are added: {esc(curve)}</p>'
+    )
+
+
 def _plan(doc: Mapping[str, Any]) -> str:
     if doc.get("plan_error"):
         return f'<p class="error">no plan: {esc(doc["plan_error"])}</p>'
@@ -68,6 +85,7 @@ def _plan(doc: Mapping[str, Any]) -> str:
         f'<p class="meta">{count(plan.get("rows"))} rows at full detail; cost '
         f"{count(plan.get('cost_before'))} → {count(plan.get('cost_after'))} rows read</p>"
     )
+    cost += _coverage(plan)
     rows = [
         (
             f"#{n.index}" + (" (declared)" if n.declared else ""),
