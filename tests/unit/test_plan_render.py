@@ -114,6 +114,8 @@ def test_dot_escapes_quotes_in_names(plan: LatticePlan) -> None:
         (["--max-rows", "lots"], "'lots' is not a number"),
         (["--format", "png"], "invalid choice: 'png'"),
         (["--provider", "guess"], "invalid choice: 'guess'"),
+        (["--max-bytes", "5 parsecs"], "'5 parsecs' is not a size"),
+        (["--max-share", "0%"], "a share must be more than 0"),
     ],
 )
 def test_bad_arguments_exit_2(
