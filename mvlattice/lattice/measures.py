@@ -14,7 +14,8 @@ expression over its stored columns.
     COUNT(DISTINCT x) -> count_distinct_x; cannot roll up, unless x is a grouping column of
                          the finer tile (then it is COUNT(DISTINCT x) over that tile's rows)
     APPROX_COUNT_DISTINCT(x)  (measure {agg: count, distinct: true, approximate: true})
-             -> hll_sketch_x = HLL_SKETCH_AGG(x)   rollup HLL_UNION_AGG
+             -> hll_sketch_x = HLL_SKETCH_AGG(CASE WHEN x IS NOT NULL THEN XXHASH64(x) END)
+                rollup HLL_UNION_AGG   (`aggregates.sketch_input_sql`: any column type)
                 value HLL_SKETCH_ESTIMATE(hll_sketch_x)   (`sketch_estimate`)
 
 The sketch answers only APPROX_COUNT_DISTINCT: one estimate for another (DataSketches HLL, not
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mvlattice.lattice.lattice import Measure
+from mvlattice.sql.aggregates import sketch_input_sql
 from mvlattice.sql.quote import identifier
 
 SKETCH_UNION = "hll_union_agg"  # the rollup of an HLL sketch column
@@ -75,6 +77,8 @@ def base_aggregate_sql(column: StoredColumn, expressions: dict[str, str]) -> str
     if not column.args:
         return "count(*)"
     inner = ", ".join(expressions[a] for a in column.args)
+    if column.agg == "hll_sketch_agg":
+        inner = sketch_input_sql(inner)
     return f"{column.agg}({'DISTINCT ' if column.distinct else ''}{inner})"
 
 

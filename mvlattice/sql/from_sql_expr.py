@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from mvlattice.errors import UnsupportedSqlError
 from mvlattice.sql import ir
-from mvlattice.sql.aggregates import AGGREGATE_OF_NODE, sketch_function
+from mvlattice.sql.aggregates import AGGREGATE_OF_NODE, sketch_function, sketched_value
 
 COMPARISON_OPS: dict[type[exp.Expr], str] = {
     exp.EQ: "=",
@@ -134,7 +134,9 @@ class ExprTranslator:
         if sketch is not None:  # HLL_SKETCH_AGG(x) / HLL_UNION_AGG(s): default options only
             if len(node.expressions) != 1:
                 raise unsupported(f"'{node.sql('spark')}' is not rewritten")
-            return ir.Agg(sketch, (self.expr(node.expressions[0]),))
+            arg = node.expressions[0]  # a tile's sketch of x hashes x (sketch_input_sql)
+            value = sketched_value(arg) if sketch == "hll_sketch_agg" else arg
+            return ir.Agg(sketch, (self.expr(value),))
         func = AGGREGATE_OF_NODE.get(type(node))
         if func == "approx_count_distinct" and node.args.get("accuracy") is not None:
             raise unsupported(f"'{node.sql('spark')}' is not rewritten (relative accuracy)")

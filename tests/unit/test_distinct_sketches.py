@@ -55,7 +55,9 @@ def test_approximate_is_only_for_a_distinct_count_of_one_column(tmp_path: Path) 
 def test_the_sketch_is_a_stored_column_that_rolls_up() -> None:
     (sketch,) = stored_columns(APPROX)
     assert sketch.name == "hll_sketch_sale_id" and sketch.rollup == "hll_union_agg"
-    assert base_aggregate_sql(sketch, {"sale_id": "s.sale_id"}) == "hll_sketch_agg(s.sale_id)"
+    assert base_aggregate_sql(sketch, {"sale_id": "s.sale_id"}) == (
+        "hll_sketch_agg(CASE WHEN s.sale_id IS NOT NULL THEN xxhash64(s.sale_id) END)"
+    )
     assert rollup_sql(sketch) == "hll_union_agg(`hll_sketch_sale_id`)"
     (exact,) = stored_columns(EXACT)
     assert exact.name == "count_distinct_sale_id" and exact.rollup is None
@@ -82,3 +84,25 @@ def test_the_record_keeps_the_measure() -> None:
     assert record._measure(record._measure_json(APPROX)) == APPROX
     assert record._measure(record._measure_json(EXACT)) == EXACT
     assert "approximate" not in record._measure_json(EXACT)
+
+
+def test_the_sketch_hashes_its_input_so_the_view_reads_as_a_sketch_of_the_column() -> None:
+    """One spelling for every column type (hll_sketch_agg alone takes only INT, BIGINT,
+    STRING, BINARY); the rewriter reads the tile's definition as a sketch of the column."""
+    from sqlglot import exp, parse_one
+
+    from mvlattice.sql.aggregates import sketch_input_sql, sketched_value
+
+    for value in ("s.sold_on", "year(`t`.`the_date`)", "CAST(s.amount AS DECIMAL(10, 2))"):
+        node = parse_one(f"hll_sketch_agg({sketch_input_sql(value)})", read="spark")
+        assert isinstance(node, exp.Anonymous)
+        assert sketched_value(node.expressions[0]) == parse_one(value, read="spark")
+    for other in (
+        "CASE WHEN s.a IS NOT NULL THEN xxhash64(s.b) END",  # hashes another column
+        "CASE WHEN s.a IS NULL THEN xxhash64(s.a) END",
+        "CASE WHEN s.a IS NOT NULL THEN xxhash64(s.a) ELSE 0 END",
+        "CASE WHEN s.a IS NOT NULL THEN hash(s.a) END",
+        "s.a",
+    ):
+        node = parse_one(other, read="spark")
+        assert sketched_value(node) is node, other
