@@ -138,6 +138,8 @@ def spark_output_name(node: exp.Expr) -> str:
     qualifiers dropped, functions in lower case, COUNT(*) as count(1), string literals without
     quotes, operators in parentheses: `sum(salary)`, `(x + 1)`, `count(DISTINCT x)`."""
     copy = node.copy()
+    while isinstance(copy, exp.Paren):  # Spark's tree has no parentheses: `(CAST(x AS T))`
+        copy = copy.this  # is named `x`, `((x + 1))` `(x + 1)`
     if isinstance(copy, exp.Cast | exp.TryCast) and isinstance(copy.this, exp.Column):
         return copy.this.name
     if isinstance(copy, exp.Literal):

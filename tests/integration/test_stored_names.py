@@ -36,6 +36,11 @@ MATERIALIZATIONS = f"""\
   sql: >
     select date_trunc('month', e.ts), e.kind, count(*)
     from {S}.events e group by date_trunc('month', e.ts), e.kind
+- view: casts
+  table: casts
+  sql: >
+    select (cast(s.product_id as bigint)), (s.amount), sum(1)
+    from {S}.sales s group by (cast(s.product_id as bigint)), (s.amount)
 - view: joined
   table: joined
   sql: select * from {S}.sales s join {S}.product p on s.product_id = p.product_id
@@ -87,6 +92,18 @@ def test_unnamed_expressions_and_sum_of_one(ws) -> None:
         "_c0"
         in ws.rewrite(f"select s.product_id + 2 from {S}.sales s group by s.product_id + 2").sql
     )
+
+
+def test_parenthesized_outputs_are_named_as_spark_names_them(ws) -> None:
+    """`(CAST(x AS BIGINT))` is stored as `x` (Spark's name), `(s.amount)` as `amount`: a
+    difftest query read `_c0` from such a table (foodmart seed 112, issue 20)."""
+    answered_by(
+        ws,
+        f"select cast(s.product_id as bigint) as p, sum(1) as n from {S}.sales s "
+        f"group by cast(s.product_id as bigint)",
+        "casts",
+    )
+    answered_by(ws, f"select s.amount, sum(1) as n from {S}.sales s group by s.amount", "casts")
 
 
 def test_between(ws) -> None:
@@ -142,4 +159,5 @@ def test_validate_warns_about_renamed_outputs(ws, capsys) -> None:
     assert "materialization exprs: output (product_id + 2) is stored as column _c0" in err
     assert "materialization joined: output product_id is stored as column product_id_5" in err
     assert any("months" in w and "_c0" in w for w in warnings)
-    assert len(warnings) == 7  # exprs 2, bands 2, months 2 (date_trunc, count(1)), joined 1
+    # exprs 2, bands 2, months 2 (date_trunc, count(1)), casts 1 (sum(1)), joined 1
+    assert len(warnings) == 8

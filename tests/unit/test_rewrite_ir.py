@@ -196,10 +196,13 @@ def test_spark_output_names() -> None:
     names = [
         spark_output_name(e)
         for e in parse_query(
-            "SELECT COUNT(*), SUM(e.salary), COUNT(DISTINCT x), x + 1, CAST(x AS STRING), 'lit'"
+            "SELECT COUNT(*), SUM(e.salary), COUNT(DISTINCT x), x + 1, CAST(x AS STRING), 'lit', "
+            "(CAST(t.y AS BIGINT)), ((x + 1)), (t.y)"
         ).expressions
     ]
-    assert names == ["count(1)", "sum(salary)", "count(DISTINCT x)", "(x + 1)", "x", "lit"]
+    assert names == [
+        "count(1)", "sum(salary)", "count(DISTINCT x)", "(x + 1)", "x", "lit", "y", "(x + 1)", "y"
+    ]  # fmt: skip
 
 
 # -- canonical forms --------------------------------------------------------------------------
