@@ -9,10 +9,10 @@ row with a NULL in a or b, and sketches skip NULL inputs, so neither is used as 
   `count(DISTINCT struct(a, b))` in one aggregate, whose expanded rows carry a struct column per
   set, and faster than GROUP BY … GROUPING SETS, whose expanded rows carry every column.
 - **sketch**: each column becomes a 64-bit hash `xxhash64(a, isnull(a))` (Spark's hash skips a
-  NULL argument, so the NULL flag keeps NULL apart from every value); a column set becomes
-  `xxhash64(h_a, h_b)`, which is never NULL, and that goes into the sketch. Two different
-  combinations share a hash with probability ~n²/2⁶⁵ (≈ 3·10⁻⁶ for n = 10⁷), far below the
-  sketch's own error.
+  NULL argument, so the NULL flag keeps NULL apart from every value); the profiler combines a
+  set's column hashes into one 64-bit hash per row and sketches it outside Spark
+  (`statistics.sketch`, `statistics.hll`). Two different combinations share a hash with
+  probability ~n²/2⁶⁵ (≈ 3·10⁻⁶ for n = 10⁷), far below the sketch's own error.
 
 Every statement also returns the star's `count(*)` as `rows`: a pass yields the row count too.
 """
@@ -24,10 +24,6 @@ from collections.abc import Mapping, Sequence
 from mvlattice.sql.quote import identifier as quote
 
 ROWS = "rows"
-
-
-def distinct_alias(i: int) -> str:
-    return f"d{i}"
 
 
 def exact_select(
@@ -89,22 +85,3 @@ def column_hashes(source: str, columns: Sequence[str]) -> str:
 
 def hash_alias(i: int) -> str:
     return f"h{i}"
-
-
-def sketch_select(
-    hashed: str, columns: Sequence[str], sets: Sequence[Sequence[str]], lg_config_k: int
-) -> str:
-    """One aggregate over the hashed source sketching every set with DataSketches HLL
-    (`hll_sketch_agg`, 2^lg_config_k buckets; standard error about 1.04/√2^lg_config_k).
-
-    Not Spark's HLL++ (`approx_count_distinct`): its buffer is one long column per 10
-    registers, so hundreds of sets at p = 16 make a buffer of ~2 M columns and the job fails.
-    """
-    index = {c: i for i, c in enumerate(columns)}
-    items = [f"count(*) AS {quote(ROWS)}"]
-    for i, cols in enumerate(sets):
-        hashes = [quote(hash_alias(index[c])) for c in cols]
-        value = hashes[0] if len(hashes) == 1 else f"xxhash64({', '.join(hashes)})"
-        sketch = f"hll_sketch_estimate(hll_sketch_agg({value}, {lg_config_k}))"
-        items.append(f"{sketch} AS {quote(distinct_alias(i))}")
-    return "SELECT " + ",\n  ".join(items) + f"\nFROM {hashed}"

@@ -187,7 +187,7 @@ def test_cli_table_and_bad_input(inline, tmp_path, capsys):
 
     assert main(["profile", str(inline), "--max-size", "1", "--warehouse", str(tmp_path)]) == 0
     out, _ = capsys.readouterr()
-    assert "lattice tiny: 8 rows; HLL sketch (hll_sketch_agg), lgConfigK=16" in out
+    assert "lattice tiny: 8 rows; HyperLogLog over per-column xxhash64 (numpy, p=16)" in out
     assert "unique keys: (id)" in out and "-> z  (approximate)" in out
     assert main(["profile", str(inline), "--lattice", "nope"]) == 2
     _, err = capsys.readouterr()
