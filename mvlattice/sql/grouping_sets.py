@@ -88,7 +88,7 @@ def _item_sets(item: exp.Expr) -> list[tuple[exp.Expr, ...]]:
         return [_cube_set(groups, mask) for mask in range(2 ** len(groups))]
     if isinstance(item, exp.GroupingSets):
         return [_group(g) for g in item.expressions]
-    return [(item,)]
+    return [(_group_key(item),)]
 
 
 def _cube_set(groups: list[tuple[exp.Expr, ...]], mask: int) -> tuple[exp.Expr, ...]:
@@ -112,6 +112,10 @@ def _group(node: exp.Expr) -> tuple[exp.Expr, ...]:
 def _group_key(node: exp.Expr) -> exp.Expr:
     if isinstance(node, (*GROUPING_CONSTRUCTS, exp.Tuple)):
         raise unsupported(f"grouping element '{node.sql('spark')}' is not rewritten")
+    if isinstance(node, exp.Literal):  # Spark reads an integer as a position in the SELECT list
+        raise unsupported(
+            f"a position ('{node.sql('spark')}') among grouping sets is not rewritten"
+        )
     return node
 
 

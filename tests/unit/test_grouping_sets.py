@@ -63,6 +63,8 @@ def test_the_sets_are_sparks(group_by: str, keys: list[str], sets: list[list[str
         "CUBE(a, b, c, d), CUBE(e, f, g)",  # 16 x 8
         "ROLLUP(a, b, c, d, e, f, g, h), CUBE(a, b, c)",  # 9 x 8
         "GROUPING SETS (ROLLUP(a), b)",
+        "ROLLUP(1, 2)",  # positions in the SELECT list
+        "1, ROLLUP(b)",
     ],
 )
 def test_beyond_the_cap_or_nested_is_refused(group_by: str) -> None:
