@@ -23,6 +23,7 @@ from mvlattice.settings import is_uri, join_location
 from mvlattice.sql.names import path_name_problem
 
 TILE_DATABASE = "mvlattice"
+SKETCH_SPELLING = "hll-xxhash64"  # how approximate distinct measures are sketched
 MAX_READABLE = 80
 TILE_TABLE = re.compile(r"[0-9a-z_]+")  # what tile_table_name makes
 TILES = ("_mvlattice", "tiles")
@@ -90,7 +91,12 @@ def _contains(base: str, location: str) -> bool:
 def _identity(spec: TileSpec) -> str:
     dims = ",".join(sorted(spec.dimensions))
     measures = ",".join(sorted(str(m) for m in spec.measures))
-    return f"{spec.lattice}|{dims}|{measures}"
+    identity = f"{spec.lattice}|{dims}|{measures}"
+    if any(m.approximate for m in spec.measures):
+        # Sketches now hash xxhash64(x); a tile holding sketches of the raw values must not be
+        # appended to with the new spelling, so such tiles get a new name and are rebuilt.
+        identity += f"|{SKETCH_SPELLING}"
+    return identity
 
 
 def _slug(text: str) -> str:
