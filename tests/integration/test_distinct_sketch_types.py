@@ -94,6 +94,16 @@ def test_sketches_of_every_type_answer_within_their_error(ws) -> None:
                 assert abs(answered[key] - count) <= ERROR * count, (approx, key, count)
 
 
+def test_nulls_are_not_counted_and_zero_is_one_value(ws, spark) -> None:
+    for column in COLUMNS:
+        sql = f"select approx_count_distinct(e.{column}) from {S}.events e where e.grp = 'gz'"
+        result = ws.query(sql, engine="spark")
+        assert result.rewrite.rewritten, result.rewrite.explain
+        want = 1 if column == "ratio" else 0  # -0.0 and 0.0 are one value, as in GROUP BY
+        exact = spark.sql(sql.replace("approx_count_distinct(", "count(distinct ")).collect()
+        assert exact[0][0] == want and list(result.rows) == [(want,)], (column, result.rows)
+
+
 def test_the_timestamp_hash_does_not_depend_on_the_session_time_zone(spark) -> None:
     sql = "select xxhash64(timestamp '2026-01-01 00:00:00Z')"
     assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
