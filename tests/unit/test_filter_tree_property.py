@@ -91,6 +91,22 @@ FILTERS = (
     "(e.salary > 11000 OR e.salary IS NULL)",
     "e.deptno NOT IN (10, 30)",
     "NOT e.empname = 'Eve'",
+    # disjunctions and richer predicates (issue 20, class 3)
+    "((e.deptno = 10 AND e.salary > 9000) OR (e.deptno = 20 AND e.salary > 9000))",
+    "((e.deptno = 10 AND e.salary > 9000) OR (e.deptno = 20 AND e.salary > 12000))",
+    "(e.deptno = 10 OR e.salary > 12000)",
+    "(e.salary IS NULL OR e.deptno = 10)",
+    "(l.state IS NOT NULL OR e.locationid = 3)",
+    "(d.deptname > 'M' OR e.deptno = 30)",
+    "(upper(e.empname) = 'BILL' OR e.deptno = 20)",
+    "NOT (e.salary > 12000 OR e.deptno = 30)",
+    "(e.empname LIKE 'B%' OR e.empname LIKE 'E%')",
+    "e.empname LIKE 'Bi%'",
+    "e.empname >= 'C'",
+    "l.state <> 'NY'",
+    "e.salary NOT IN (10000, 12000)",
+    "e.deptno IN (10, NULL)",
+    "e.salary NOT BETWEEN 9000 AND 12000",
 )
 HAVING = ("count(*) > 1", "sum(e.salary) > 20000")
 

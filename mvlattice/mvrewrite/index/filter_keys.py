@@ -21,7 +21,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from mvlattice.mvrewrite.match.atoms import text_columns, typed
 from mvlattice.mvrewrite.match.keys import Keys
+from mvlattice.mvrewrite.match.normal_form import compound
 from mvlattice.mvrewrite.match.predicates import Predicates, analyze
 from mvlattice.mvrewrite.match.range_subsumption import SPLITTABLE_KINDS
 from mvlattice.mvrewrite.views import View
@@ -40,12 +42,20 @@ COMPARISON_CLASS = {"<": "<>", ">": "<>", "<=": "<=>=", ">=": "<=>="}  # mirrore
 
 @dataclass(frozen=True, slots=True)
 class Groups:
-    """(table, column) -> its group; a column in no foreign key is a group of its own."""
+    """(table, column) -> its group; a column in no foreign key is a group of its own. Also
+    the column types the matcher knows (`Keys.types`), which decide what is a range."""
 
     names: Mapping[Group, Group] = field(default_factory=lambda: MappingProxyType({}))
+    types: Mapping[Group, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def of(self, table: str, column: str) -> Group:
         return self.names.get((table, column), (table, column))
+
+    def analyze(self, block: Spjg) -> Predicates:
+        """The block's predicates as matching reads them (`equivalence.check`): columns known
+        to be STRING are compared as strings."""
+        type_of = typed(block.tables, lambda table, column: self.types.get((table, column)))
+        return analyze(block.conjuncts, text_columns(block.conjuncts, type_of))
 
 
 def groups_of(keys: Keys) -> Groups:
@@ -55,7 +65,8 @@ def groups_of(keys: Keys) -> Groups:
     for fk in keys.foreign:
         for column, referenced in zip(fk.columns, fk.ref_columns, strict=True):
             union(parent, (fk.table, column), (fk.ref_table, referenced))
-    return Groups(MappingProxyType({member: find(parent, member) for member in parent}))
+    names = MappingProxyType({member: find(parent, member) for member in parent})
+    return Groups(names, keys.types)
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -78,7 +89,7 @@ def view_keys(view: View, keys: Keys, groups: Groups) -> ViewKeys | None:
     if block.distinct:  # DISTINCT over groups
         return None
     name = Namer(block, groups)
-    preds = analyze(block.conjuncts)
+    preds = groups.analyze(block)
     strict, split = _view_ranges(preds, name)
     offered = frozenset(_offered(block, name))
     return ViewKeys(
@@ -89,7 +100,8 @@ def view_keys(view: View, keys: Keys, groups: Groups) -> ViewKeys | None:
         aggregates=frozenset(_view_aggregates(block, name, offered)),
         strict_ranges=strict,
         split_ranges=split - strict,
-        residuals=frozenset(tokens(r) for r in preds.residuals),
+        # a disjunction may be implied by other predicates (`implication`): not a key
+        residuals=frozenset(tokens(r) for r in preds.residuals if not compound(r)),
     )
 
 
@@ -190,6 +202,9 @@ def _view_ranges(preds: Predicates, name: Namer) -> tuple[frozenset[Group], froz
             continue  # a range letting everything through never rejects
         splittable = kind in SPLITTABLE_KINDS and not kept.is_empty
         (split if splittable else strict).add(group)
+    # the ranges a disjunction implies (tighter than the view's own): a query implying the
+    # disjunction restricts those columns too, in its ranges or its disjunctions
+    strict.update(g for rep, _ in preds.implied if (g := name(rep)) is not None)
     return frozenset(strict), frozenset(split)
 
 

@@ -25,8 +25,9 @@ from mvlattice.mvrewrite.index.filter_keys import (
     tokens,
     union,
 )
+from mvlattice.mvrewrite.match.normal_form import compound
 from mvlattice.mvrewrite.match.output_mapping import is_output_ref
-from mvlattice.mvrewrite.match.predicates import Predicates, analyze
+from mvlattice.mvrewrite.match.predicates import Predicates
 from mvlattice.mvrewrite.match.rollup import parts
 from mvlattice.sql import ir
 from mvlattice.sql.canon import Classes
@@ -58,17 +59,22 @@ class QueryKeys:
     )
 
     def __init__(self, query: Spjg, groups: Groups) -> None:
-        preds = analyze(query.conjuncts)
+        preds = groups.analyze(query)
         self._name = Namer(query, groups)
         self._super = _Supergroups(preds.classes, self._name)
         self.counts = Counter(t.table for t in query.tables)
         self.tables = frozenset(self.counts)
         self.grouped = query.grouped
         self._range_columns = self._compensated_ranges(preds)
-        self.ranges = frozenset(g for (rep, _) in preds.ranges for g in self._members_of(rep))
+        ranged = [rep for rep, _ in preds.ranges] + _disjunction_columns(preds.residuals)
+        self.ranges = frozenset(g for rep in ranged for g in self._members_of(rep))
         self.loose_ranges = self.ranges | self._super.shared
-        self._residual_columns = tuple((tokens(r), ir.columns(r)) for r in preds.residuals)
-        self.residuals: frozenset[Residual] = frozenset(t for t, _ in self._residual_columns)
+        self._residual_columns = tuple(
+            (tokens(r), ir.columns(r)) for r in preds.residuals if not compound(r)
+        )
+        self.residuals: frozenset[Residual] = frozenset(
+            [t for t, _ in self._residual_columns] + _disjunction_atoms(preds.residuals)
+        )
         self._needed = _needed_columns(query)
         self._joins = self._class_tables(preds.classes)
         self._aggregates = tuple(self._aggregate_parts(query))
@@ -258,6 +264,27 @@ class _Supergroups:
             return False
         found = self._tables.get(self._root.get(group, group), frozenset())
         return not found.isdisjoint(join_back)
+
+
+def _disjunction_columns(residuals: Iterable[ir.Expr]) -> list[ir.Column]:
+    """Columns a disjunction may restrict: a query implying a view's disjunction may do so
+    through its own (`implication`), so they count as ranges of the query."""
+    return [c for r in residuals if compound(r) for c in ir.columns(r)]
+
+
+def _disjunction_atoms(residuals: Iterable[ir.Expr]) -> list[Residual]:
+    """The predicates inside the query's disjunctions: one of them may imply a view's
+    residual predicate (`(a AND r) OR (b AND r)` implies r). A disjunction itself is
+    compensated only when the view does not imply it, so it asks the view for nothing."""
+    return [tokens(atom) for r in residuals if compound(r) for atom in _leaves(r)]
+
+
+def _leaves(expr: ir.Expr) -> Iterator[ir.Expr]:
+    if isinstance(expr, ir.And | ir.Or | ir.Not):
+        for child in ir.children(expr):
+            yield from _leaves(child)
+    else:
+        yield expr
 
 
 def _needed_columns(query: Spjg) -> tuple[tuple[ir.Column, ...], tuple[ir.Column, ...]]:

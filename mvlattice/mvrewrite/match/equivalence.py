@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from mvlattice.mvrewrite.match.atoms import text_columns, typed
 from mvlattice.mvrewrite.match.attempt import (
     PREDICATE_NOT_IMPLIED,
     Attempt,
@@ -20,8 +21,11 @@ from mvlattice.sql import ir
 
 
 def check(attempt: Attempt) -> Attempt | Rejection:
-    query = analyze(attempt.query.conjuncts + attempt.extra_equalities)
-    view = analyze(attempt.to_query_space(c) for c in attempt.view_block.conjuncts)
+    query_conjuncts = attempt.query.conjuncts + attempt.extra_equalities
+    view_conjuncts = tuple(attempt.to_query_space(c) for c in attempt.view_block.conjuncts)
+    type_of = typed((*attempt.query.tables, *attempt.extra), attempt.keys.type_of)
+    query = analyze(query_conjuncts, text_columns(query_conjuncts, type_of))
+    view = analyze(view_conjuncts, text_columns(view_conjuncts, type_of))
     for group in view.classes.groups:
         outside = [c for c in group if query.classes.rep(c) != query.classes.rep(group[0])]
         if outside:

@@ -1,23 +1,43 @@
 """A block's conjuncts split the GL01 way (§3.1.1): column equalities (equivalence classes),
 range predicates (one range per class and kind of literal), and residual predicates.
 
-String literals only give point ranges (`=` and IN): the column's type is not known, and if
-it is numeric Spark compares by number, where '10' > '9' although 'a10' < 'a9'.
+A conjunct that is a disjunction (or a negated conjunction) is read through its bounded
+normal form (`normal_form`): when that is a single conjunction (`NOT (a OR b)`,
+`(x = 1 AND y > 0) OR (x = 2 AND y > 0)`), its ranges and predicates are conjuncts like any
+other; otherwise the conjunct stays a residual predicate, and the ranges every disjunct
+implies (its hull) are recorded as `implied`: they narrow what the block lets through
+(`effective`) but are never compensated on their own.
+
+Which literals give ranges, and which columns are compared as strings, is `atoms`' concern.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from types import MappingProxyType
 
-from mvlattice.mvrewrite.match.ranges import FULL, Range
+from mvlattice.mvrewrite.match.atoms import NULLNESS, ORDERED_KINDS, TEXT, range_of
+from mvlattice.mvrewrite.match.normal_form import (
+    Form,
+    TooLarge,
+    compound,
+    effective_in,
+    hull,
+    normal_form,
+)
+from mvlattice.mvrewrite.match.ranges import Range
 from mvlattice.sql import ir
 from mvlattice.sql.canon import Classes, canonical
 
-NULLNESS = ""  # the kind of IS [NOT] NULL ranges, which constrain every kind
-ORDERED_KINDS = ("number", "date", "timestamp", "boolean")
+__all__ = ["NULLNESS", "ORDERED_KINDS", "TEXT", "Predicates", "analyze", "range_of"]
+
 RangeKey = tuple[ir.Column, str]  # (class representative, literal kind)
+
+
+def _no_ranges() -> Mapping[RangeKey, Range]:
+    return MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,47 +45,91 @@ class Predicates:
     classes: Classes
     ranges: Mapping[RangeKey, Range]
     residuals: tuple[ir.Expr, ...]  # canonical, each once
+    implied: Mapping[RangeKey, Range] = field(default_factory=_no_ranges)  # hulls of ORs
+    text: frozenset[ir.Column] = frozenset()  # columns of all-STRING classes (`atoms`)
 
     def effective(self, rep: ir.Column, kind: str) -> Range:
         """What the block lets through for class `rep` compared as `kind` (a superset: ranges
         of other kinds only contribute whether they let NULL through)."""
-        out = self.ranges.get((rep, kind), Range.all())
-        for (r, k), value in self.ranges.items():
-            if r == rep and k != kind:
-                out = out.intersect(value if k == NULLNESS else Range((FULL,), value.nulls))
-        return out
+        found = effective_in(self.ranges.items(), rep, kind)
+        if self.implied:
+            found = found.intersect(effective_in(self.implied.items(), rep, kind))
+        return found
 
     def rekeyed(self, classes: Classes) -> Predicates:
         """The same ranges keyed by the representatives of coarser `classes`."""
-        ranges: dict[RangeKey, Range] = {}
-        for (rep, kind), value in self.ranges.items():
-            key = (classes.rep(rep), kind)
-            ranges[key] = ranges[key].intersect(value) if key in ranges else value
-        return Predicates(classes, ranges, self.residuals)
+        return Predicates(
+            classes,
+            _rekey(self.ranges, classes),
+            self.residuals,
+            _rekey(self.implied, classes),
+            self.text,
+        )
 
 
-def analyze(conjuncts: Iterable[ir.Expr]) -> Predicates:
-    return _analyze(tuple(conjuncts))
+def _rekey(ranges: Mapping[RangeKey, Range], classes: Classes) -> dict[RangeKey, Range]:
+    out: dict[RangeKey, Range] = {}
+    for (rep, kind), value in ranges.items():
+        _narrow(out, (classes.rep(rep), kind), value)
+    return out
+
+
+def _narrow(ranges: dict[RangeKey, Range], key: RangeKey, value: Range) -> None:
+    ranges[key] = ranges[key].intersect(value) if key in ranges else value
+
+
+def analyze(conjuncts: Iterable[ir.Expr], text: frozenset[ir.Column] = frozenset()) -> Predicates:
+    """`text`: the columns known to be STRING (`atoms.text_columns`)."""
+    return _analyze(tuple(conjuncts), text)
 
 
 @lru_cache(maxsize=4096)
-def _analyze(items: tuple[ir.Expr, ...]) -> Predicates:
+def _analyze(items: tuple[ir.Expr, ...], text: frozenset[ir.Column]) -> Predicates:
     """Cached: every view of a lattice has the same joins, and a query is matched many times."""
     pairs = [p for p in (_equality(c) for c in items) if p is not None]
     classes = Classes.build(pairs)
+    text = _all_text(text, classes)
     ranges: dict[RangeKey, Range] = {}
     residuals: dict[ir.Expr, None] = {}
+    implied: dict[RangeKey, Range] = {}
     for conjunct in items:
         if _equality(conjunct) is not None:
             continue
-        found = range_of(conjunct)
-        if found is None:
-            residuals.setdefault(canonical(conjunct, classes), None)
+        found = range_of(conjunct, text)
+        if found is not None:
+            column, kind, value = found
+            _narrow(ranges, (classes.rep(column), kind), value)
             continue
-        column, kind, value = found
-        key = (classes.rep(column), kind)
-        ranges[key] = ranges[key].intersect(value) if key in ranges else value
-    return Predicates(classes, ranges, tuple(residuals))
+        form = _form(conjunct, classes, text)
+        if form is not None and len(form) == 1:
+            for key, value in form[0].ranges:
+                _narrow(ranges, key, value)
+            residuals.update(dict.fromkeys(sorted(form[0].atoms, key=ir.sort_key)))
+            continue
+        residuals.setdefault(canonical(conjunct, classes), None)
+        for key, value in hull(form or ()).items():
+            _narrow(implied, key, value)
+    implied = {k: v for k, v in implied.items() if not v.contains(effective_in(ranges.items(), *k))}
+    return Predicates(classes, ranges, tuple(residuals), implied, text)
+
+
+def _all_text(text: frozenset[ir.Column], classes: Classes) -> frozenset[ir.Column]:
+    """Columns compared as strings: those whose every class member is known to be STRING
+    (an equality with a numeric column compares by number)."""
+    if not text:
+        return text
+    return frozenset(c for c in text if all(m in text for m in classes.members(c)))
+
+
+def _form(conjunct: ir.Expr, classes: Classes, text: frozenset[ir.Column]) -> Form | None:
+    """The normal form of a disjunction or a negated AND/OR; None for other predicates or
+    one too large to build (it stays a residual predicate, compared as it is)."""
+    if not compound(conjunct):
+        return None
+    try:
+        return normal_form(conjunct, classes, text)
+    except TooLarge:
+        return None
 
 
 def _equality(conjunct: ir.Expr) -> tuple[ir.Column, ir.Column] | None:
@@ -78,75 +142,3 @@ def _equality(conjunct: ir.Expr) -> tuple[ir.Column, ir.Column] | None:
     ):
         return conjunct.left, conjunct.right
     return None
-
-
-def range_of(conjunct: ir.Expr) -> tuple[ir.Column, str, Range] | None:
-    """(column, kind, range) when `conjunct` restricts one column to a range, else None."""
-    if isinstance(conjunct, ir.Compare):
-        return _comparison(conjunct)
-    if isinstance(conjunct, ir.InList):
-        return _in_list(conjunct)
-    if isinstance(conjunct, ir.IsNull) and isinstance(conjunct.term, ir.Column):
-        return conjunct.term, NULLNESS, Range.null_only()
-    if isinstance(conjunct, ir.Not):
-        return _negation(conjunct.term)
-    if isinstance(conjunct, ir.Or):
-        return _disjunction(conjunct)
-    return None
-
-
-def _comparison(node: ir.Compare) -> tuple[ir.Column, str, Range] | None:
-    column, literal, op = node.left, node.right, node.op
-    if isinstance(column, ir.Literal) and isinstance(literal, ir.Column):
-        column, literal, op = literal, column, _mirror(op)
-    if not (isinstance(column, ir.Column) and isinstance(literal, ir.Literal)):
-        return None
-    if op == "<=>" or literal.kind == "null" or literal.value is None:
-        return None
-    if literal.kind not in ORDERED_KINDS and op != "=":
-        return None
-    return column, literal.kind, Range.compare(op, literal)
-
-
-def _in_list(node: ir.InList) -> tuple[ir.Column, str, Range] | None:
-    values = node.values
-    if not isinstance(node.term, ir.Column) or not values:
-        return None
-    if not all(isinstance(v, ir.Literal) and v.kind != "null" for v in values):
-        return None
-    kinds = {v.kind for v in values}  # type: ignore[union-attr]
-    if len(kinds) != 1:
-        return None
-    if any(v.value is None for v in values):  # type: ignore[union-attr]
-        return None
-    return node.term, kinds.pop(), Range.points(values)  # type: ignore[arg-type]
-
-
-def _negation(term: ir.Expr) -> tuple[ir.Column, str, Range] | None:
-    if isinstance(term, ir.IsNull) and isinstance(term.term, ir.Column):
-        return term.term, NULLNESS, Range.not_null()
-    inner = _in_list(term) if isinstance(term, ir.InList) else None
-    if inner is None and isinstance(term, ir.Compare):
-        inner = _comparison(term)
-    if inner is None or inner[1] not in ORDERED_KINDS:
-        return None
-    column, kind, value = inner
-    return column, kind, value.complement().intersect(Range.not_null())
-
-
-def _disjunction(node: ir.Or) -> tuple[ir.Column, str, Range] | None:
-    found = [range_of(t) for t in node.terms]
-    if any(f is None for f in found):
-        return None
-    columns = {f[0] for f in found}  # type: ignore[index]
-    kinds = {f[1] for f in found} - {NULLNESS}  # type: ignore[index]
-    if len(columns) != 1 or len(kinds) > 1:
-        return None
-    out = Range((), False)
-    for _, _, value in found:  # type: ignore[misc]
-        out = out.union(value)
-    return columns.pop(), kinds.pop() if kinds else NULLNESS, out
-
-
-def _mirror(op: str) -> str:
-    return {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}[op]

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from mvlattice.mvrewrite.match.atoms import all_text, typed
 from mvlattice.mvrewrite.match.attempt import PREDICATE_NOT_IMPLIED, Attempt, Rejection, UnionSplit
-from mvlattice.mvrewrite.match.predicates import NULLNESS, RangeKey
+from mvlattice.mvrewrite.match.predicates import NULLNESS, TEXT, RangeKey
 from mvlattice.mvrewrite.match.ranges import Range
 from mvlattice.sql import ir
 from mvlattice.sql.to_sql import sql_of
 
-SPLITTABLE_KINDS = ("number", "date", "timestamp", NULLNESS)
+SPLITTABLE_KINDS = ("number", "date", "timestamp", TEXT, NULLNESS)
 
 
 def check(attempt: Attempt) -> Attempt | Rejection:
@@ -31,7 +32,11 @@ def check(attempt: Attempt) -> Attempt | Rejection:
         if kept.contains(wanted):
             continue
         base_column = _in_from(attempt, rep)
-        if split is None and base_column is not None and _splittable(kind, kept, wanted):
+        if (
+            split is None
+            and base_column is not None
+            and _splittable(attempt, rep, kind, kept, wanted)
+        ):
             split = UnionSplit(rep, kind, kept, wanted, base_column)
             continue
         return _not_implied(rep, kept, wanted)
@@ -55,8 +60,18 @@ def _in_from(attempt: Attempt, rep: ir.Column) -> ir.Column | None:
     return next((c for c in members if c.rel in attempt.query.rels), None)
 
 
-def _splittable(kind: str, kept: Range, wanted: Range) -> bool:
+def _splittable(attempt: Attempt, rep: ir.Column, kind: str, kept: Range, wanted: Range) -> bool:
+    """Only a range whose complement the base branch can state: not strings of unknown type,
+    and strings only over a class of the query whose columns are all STRING (`atoms`)."""
+    if kind == TEXT and not _strings(attempt, rep):
+        return False
     return kind in SPLITTABLE_KINDS and not kept.intersect(wanted).is_empty
+
+
+def _strings(attempt: Attempt, rep: ir.Column) -> bool:
+    assert attempt.query_preds is not None
+    type_of = typed((*attempt.query.tables, *attempt.extra), attempt.keys.type_of)
+    return all_text(attempt.query_preds.classes.members(rep), type_of)
 
 
 def _not_implied(rep: ir.Column, kept: Range, wanted: Range) -> Rejection:

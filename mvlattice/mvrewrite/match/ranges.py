@@ -86,12 +86,18 @@ class Range:
 
     # -- algebra --------------------------------------------------------------------------
     def intersect(self, other: Range) -> Range:
+        """Both lists are sorted and disjoint: one sweep meets every overlapping pair."""
         pieces = []
-        for a in self.intervals:
-            for b in other.intervals:
-                piece = Interval(_max_low(a.low, b.low), _min_high(a.high, b.high))
-                if not piece.is_empty:
-                    pieces.append(piece)
+        a, b, i, j = self.intervals, other.intervals, 0, 0
+        while i < len(a) and j < len(b):
+            x, y = a[i], b[j]
+            piece = Interval(_max_low(x.low, y.low), _min_high(x.high, y.high))
+            if not piece.is_empty:
+                pieces.append(piece)
+            if _high_key(x.high) < _high_key(y.high):
+                i += 1
+            else:
+                j += 1
         return Range(_merge(pieces), self.nulls and other.nulls)
 
     def union(self, other: Range) -> Range:
@@ -133,7 +139,11 @@ class Range:
             return None
         if self.intervals == (FULL,):
             return ir.Not(ir.IsNull(term))
-        parts = _point_parts(self.intervals, term) + _interval_parts(self.intervals, term)
+        excluded = _excluded_points(self.intervals)
+        if excluded:  # all but a few values: `<>` or NOT IN rather than open intervals
+            parts = [_not_in(excluded, term)]
+        else:
+            parts = _point_parts(self.intervals, term) + _interval_parts(self.intervals, term)
         if self.nulls:
             parts.append(ir.IsNull(term))
         if not parts:
@@ -148,6 +158,26 @@ def _point_parts(intervals: tuple[Interval, ...], term: ir.Expr) -> list[ir.Expr
     if len(points) == 1:
         return [ir.Compare("=", term, points[0])]
     return [ir.InList(term, tuple(points))]
+
+
+def _excluded_points(intervals: tuple[Interval, ...]) -> list[ir.Literal]:
+    """The values missing from `intervals` when they are every value but a few points."""
+    if len(intervals) < 2 or intervals[0].low is not None or intervals[-1].high is not None:
+        return []
+    points = []
+    for a, b in zip(intervals, intervals[1:], strict=False):
+        if a.high is None or b.low is None or a.high.inclusive or b.low.inclusive:
+            return []
+        if a.high.value != b.low.value:
+            return []
+        points.append(a.high.literal)
+    return points
+
+
+def _not_in(points: list[ir.Literal], term: ir.Expr) -> ir.Expr:
+    if len(points) == 1:
+        return ir.Compare("<>", term, points[0])
+    return ir.Not(ir.InList(term, tuple(points)))
 
 
 def _interval_parts(intervals: tuple[Interval, ...], term: ir.Expr) -> list[ir.Expr]:

@@ -23,6 +23,7 @@ from dataclasses import replace
 
 from mvlattice.lattice.lattice import Measure
 from mvlattice.lattice.measures import SKETCH_ESTIMATE, stored_columns
+from mvlattice.mvrewrite.match.atoms import TEXT
 from mvlattice.mvrewrite.match.attempt import CANNOT_ROLL_UP, Attempt, Rejection
 from mvlattice.mvrewrite.match.output_mapping import is_output_ref, missing
 from mvlattice.mvrewrite.match.ranges import Range
@@ -38,6 +39,7 @@ NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double")
 EXACT_EQUALITY = {
     "number": ("tinyint", "smallint", "int", "bigint", "decimal"),
     "string": ("string",),
+    TEXT: ("string",),
     "date": ("date",),
     "timestamp": ("timestamp",),
     "boolean": ("boolean",),

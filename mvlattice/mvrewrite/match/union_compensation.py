@@ -63,7 +63,7 @@ def _base_filters(attempt: Attempt, split: UnionSplit) -> tuple[ir.Expr, ...]:
 
 
 def _on_split(conjunct: ir.Expr, query: Predicates, key: tuple[ir.Column, str]) -> bool:
-    found = range_of(conjunct)
+    found = range_of(conjunct, query.text)
     return found is not None and (query.classes.rep(found[0]), found[1]) == key
 
 
