@@ -72,6 +72,11 @@ def build_session(
         jars = ensure_jars(pyspark.__version__)
         existing = [j for j in settings.get("spark.jars", "").split(",") if j]
         settings["spark.jars"] = ",".join(existing + [str(j) for j in jars])
+    if _on_this_machine(master):
+        # The profiler's sketches run in Python workers (mapInArrow), which must import
+        # mvlattice, numpy and pandas: on this machine that is this interpreter, not whatever
+        # `python3` is first on PATH. On a remote cluster PYSPARK_PYTHON is the user's to set.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -86,6 +91,14 @@ def build_session(
     _jvm_stdout_to(spark, log_file(warehouse))
     _quiet_python_loggers()
     return spark
+
+
+def _on_this_machine(master: str) -> bool:
+    """Local mode, or a standalone master on loopback (its workers share this machine)."""
+    if master.startswith("local"):
+        return True
+    host = master.removeprefix("spark://").split(":")[0]
+    return master.startswith("spark://") and host in ("localhost", "127.0.0.1", "[::1]")
 
 
 def _jvm_stdout_to(spark: SparkSession, path: Path) -> None:
