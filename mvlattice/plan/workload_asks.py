@@ -24,8 +24,9 @@ DISTINCT without aggregates groups by its select list.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import sqlglot
 from sqlglot import exp
 
 from mvlattice.lattice.lattice import Lattice, Measure
@@ -51,6 +52,8 @@ class LatticeIndex:
     nodes: Mapping[_Key, tuple[str, ...]]
     labels: Mapping[tuple[str, str], str]  # (node alias, column lower) -> label
     node_columns: Mapping[str, frozenset[str]]  # node alias -> its columns, lower-cased
+    expressions: Mapping[str, str] = field(default_factory=dict)  # label -> SQL over aliases
+    derived: Mapping[str, str] = field(default_factory=dict)  # derived column's SQL -> label
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,8 @@ def target(lattice: Lattice) -> LatticeIndex:
         {key: tuple(aliases) for key, aliases in nodes.items()},
         labels,
         {alias: frozenset(cols) for alias, cols in columns.items()},
+        {c.label: c.expression for c in lattice.columns},
+        {_normal(c.expression): c.label for c in lattice.columns if c.derived},
     )
 
 
@@ -166,9 +171,13 @@ class _Scope:
                 out.add(Measure("count"))
                 continue
             if not isinstance(args[0], exp.Column):
-                exotic = True
-                continue
-            labels = self.labels_of(args[0])
+                derived = self._derived_label(args[0])
+                if derived is None:
+                    exotic = True
+                    continue
+                labels: tuple[str, ...] = (derived,)
+            else:
+                labels = self.labels_of(args[0])
             if len(labels) != 1:
                 exotic = True
             elif is_distinct:
@@ -178,6 +187,18 @@ class _Scope:
             else:
                 out.add(Measure(agg, labels))
         return (None if exotic else frozenset(out)), frozenset(distinct)
+
+    def _derived_label(self, argument: exp.Expression) -> str | None:
+        """The lattice's derived column that `argument` spells (SSB's `lo_extendedprice *
+        lo_discount` is `lo_discount_revenue`), written over the star's aliases and compared
+        as SQL text; None when no derived column is that expression."""
+        spelled = argument.copy()
+        for column in list(spelled.find_all(exp.Column)):
+            labels = self.labels_of(column)
+            if len(labels) != 1:
+                return None
+            column.replace(sqlglot.parse_one(self.lattice.expressions[labels[0]], read="spark"))
+        return self.lattice.derived.get(spelled.sql(dialect="spark"))
 
     def _labels(self, columns: Iterator[exp.Column]) -> Iterator[str]:
         for column in columns:
@@ -252,3 +273,7 @@ def _filter_columns(block: BlockSummary) -> Iterator[exp.Column]:
     for conjunct in block.where_conjuncts:
         if not is_column_equality(conjunct):
             yield from own_nodes(conjunct, exp.Column)
+
+
+def _normal(expression: str) -> str:
+    return sqlglot.parse_one(expression, read="spark").sql(dialect="spark")
