@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from mvlattice.lattice.lattice import Measure, TileSpec
+from mvlattice.plan.render import measure_document
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -52,7 +53,7 @@ class Change:
     def element(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dimensions": list(self.spec.dimensions)}
         if self.spec.measures != self.defaults:  # a tile listing measures drops the defaults
-            out["measures"] = [_measure(m) for m in self.spec.measures]
+            out["measures"] = [measure_document(m) for m in self.spec.measures]
         return out
 
     def yaml(self) -> str:
@@ -143,14 +144,3 @@ class Advice:
         if not self.groups and not self.unadvised:
             out += ["", "nothing to advise"]
         return out
-
-
-def _measure(m: Measure) -> dict[str, Any]:
-    out: dict[str, Any] = {"agg": m.agg}
-    if m.args:
-        out["args"] = list(m.args)
-    if m.distinct:
-        out["distinct"] = True
-    if m.approximate:
-        out["approximate"] = True
-    return out
