@@ -54,3 +54,19 @@ def test_the_comparison_can_fail(hr) -> None:
         },
     )
     assert found == {"lost": 1, "doubled": 1, "same": 0}
+
+
+def test_every_positive_case_has_the_same_names_and_types(hr) -> None:
+    """A rewrite returns what the query returns, column types included: a SUM of a DECIMAL
+    re-summed from a view's SUMs is cast back to the DECIMAL(p + 10, s) of the original SUM."""
+    differ = {}
+    for _, case in POSITIVE:
+        original, rewritten = (_types(hr, sql) for sql in (case.query, case.expected))
+        if original != rewritten:
+            differ[case.id] = (original, rewritten)
+    assert differ == {}
+
+
+def _types(spark, sql: str) -> list[tuple[str, str]]:
+    with runner._schema(spark):
+        return [(f.name, f.dataType.simpleString()) for f in spark.sql(sql).schema.fields]

@@ -149,13 +149,36 @@ def roll_up(attempt: Attempt, agg: ir.Agg) -> ir.Expr | Rejection:
         column = view_aggregates(attempt).get(canonical_in(attempt, part))
         if column is None or rollup is None:
             return _cannot(attempt, agg, f"the view has no {sql_of(part)}")
-        rolled: ir.Expr = ir.Agg(rollup, (column,))
+        rolled: ir.Expr = resummed(attempt, part, ir.Agg(rollup, (column,)))
         if agg.func == APPROXIMATE:
             rolled = estimate(rolled, bool(attempt.query.keys))
         elif part.func == "count" and not attempt.query.keys:
             rolled = coalesce_zero(rolled)
         rolled_parts.append(rolled)
     return average(attempt, agg, *rolled_parts) if agg.func == "avg" else rolled_parts[0]
+
+
+def resummed(attempt: Attempt, part: ir.Agg, rolled: ir.Expr) -> ir.Expr:
+    """A SUM of partial SUMs typed as Spark types the SUM it replaces: SUM of DECIMAL(p, s) is
+    DECIMAL(p + 10, s), so summing those sums again would widen it to DECIMAL(p + 20, s).
+    The cast changes no value: a total that overflows DECIMAL(p + 10, s) overflows the
+    original SUM as well. Where the argument's type is unknown the rewrite keeps the wider
+    type (the values are equal)."""
+    if part.func != "sum" or part.distinct or len(part.args) != 1:
+        return rolled
+    decimal = re.fullmatch(r"decimal\((\d+),(\d+)\)", _type_of_expr(attempt, part.args[0]) or "")
+    if decimal is None:
+        return rolled
+    precision, scale = int(decimal.group(1)), int(decimal.group(2))
+    return _cast(rolled, _decimal(precision + 10, scale))
+
+
+def _type_of_expr(attempt: Attempt, expr: ir.Expr) -> str | None:
+    """A column's Spark type, or the type an explicit CAST gives (lower case, no spaces)."""
+    if isinstance(expr, ir.Func) and expr.op == "Cast":
+        to = dict(expr.args).get("to")
+        return to.sql.lower().replace(" ", "") if isinstance(to, ir.TypeName) else None
+    return _type_of(attempt, expr)
 
 
 def parts(agg: ir.Agg) -> tuple[tuple[ir.Agg, str | None], ...]:
@@ -268,6 +291,8 @@ def _decimal(precision: int, scale: int) -> ir.TypeName:
 
 
 def _cast(expr: ir.Expr, to: ir.TypeName) -> ir.Expr:
+    if isinstance(expr, ir.Func) and expr.op == "Cast" and dict(expr.args).get("to") == to:
+        return expr  # already of that type
     return ir.Func("Cast", (("this", expr), ("to", to)))
 
 

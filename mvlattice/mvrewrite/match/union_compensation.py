@@ -33,6 +33,7 @@ from mvlattice.mvrewrite.match.rollup import (
     coalesce_zero,
     finish,
     parts,
+    resummed,
     roll_up,
     same_grouping,
     view_aggregates,
@@ -106,7 +107,7 @@ def _groups(attempt: Attempt, base: tuple[ir.Expr, ...]) -> Attempt | Rejection:
                 return in_view
             view_parts.append(ir.Output(name, in_view))
             base_parts.append(ir.Output(name, part))
-            combined.append(_combine(rollup or "sum", name, part, bool(query.keys)))
+            combined.append(_combine(attempt, rollup or "sum", name, part, bool(query.keys)))
         if agg.func == "avg":
             mean = average(attempt, agg, *combined)
             if isinstance(mean, Rejection):
@@ -144,8 +145,8 @@ def _in_view(
     return ir.Agg(part.func, tuple(args), part.distinct)  # type: ignore[arg-type]
 
 
-def _combine(rollup: str, name: str, part: ir.Agg, grouped: bool) -> ir.Expr:
-    rolled: ir.Expr = ir.Agg(rollup, (ir.Column(UNION_ALIAS, name),))
+def _combine(attempt: Attempt, rollup: str, name: str, part: ir.Agg, grouped: bool) -> ir.Expr:
+    rolled = resummed(attempt, part, ir.Agg(rollup, (ir.Column(UNION_ALIAS, name),)))
     return coalesce_zero(rolled) if part.func == "count" and not grouped else rolled
 
 
