@@ -13,7 +13,9 @@ thread here) is reported `busy` and left to it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -40,10 +42,14 @@ from mvlattice.jobs.sources import (
 )
 from mvlattice.jobs.state import Outcome
 from mvlattice.jobs.status import BuildStatus, RefreshPath
-from mvlattice.jobs.tables import TableState, job_group
+from mvlattice.jobs.tables import TableState, cancel, job_group
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import mergeable, star_from, table_relation
 from mvlattice.lattice.lattice import Lattice, TileSpec
+
+# Tiles merging the change at once: enough to overlap their commits' waits on storage, few
+# enough that their Spark jobs do not crowd out each other's memory.
+MERGE_WORKERS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,24 +111,82 @@ def run_batch(
     progress: Progress | None = None,
     notes: tuple[str, ...] = (),
     dry_run: bool = False,
+    workers: int = MERGE_WORKERS,
 ) -> BatchResult:
     """Bring `targets` up to date; `rollup=False` builds every tile from the star (for
     benchmarks: the cost the ancestor rollups save); `dry_run` only says what each would
-    do (status `planned`), with the estimates."""
+    do (status `planned`), with the estimates. Tiles that merge the change run first, up to
+    `workers` at a time: each reads only itself and the batch's aggregate of the change, and
+    most of a small merge is Delta's commit, which waits on storage rather than the CPU. The
+    others follow one by one in build order, so a rollup reads a finer tile already brought
+    up to date. Results are in build order."""
     ordered = build_order(targets, [lat.name for lat in ctx.model.lattices])
     batch = _Batch(ctx, full, rollup, ordered, dry_run)
-    results = []
+    events = _Events(progress, len(ordered))
+    found: dict[int, BuildResult] = {}
     try:
-        for i, target in enumerate(ordered, 1):
-            if progress:
-                progress(ProgressEvent(i, len(ordered), target, None))
-            result = batch.one(target)
-            results.append(result)
-            if progress:
-                progress(ProgressEvent(i, len(ordered), target, result))
+        if not dry_run and not full and workers > 1:
+            found.update(_merge_concurrently(batch, ordered, workers, events))
+        for i, target in enumerate(ordered):
+            if i not in found:
+                events.start(target)
+                result = batch.one(target)
+                assert result is not None  # only merges_only leaves a target alone
+                found[i] = result
+                events.done(target, result)
     finally:
         batch.changes.close()
-    return BatchResult(tuple(results), notes)
+    return BatchResult(tuple(found[i] for i in range(len(ordered))), notes)
+
+
+def _merge_concurrently(
+    batch: _Batch, ordered: tuple[Target, ...], workers: int, events: _Events
+) -> dict[int, BuildResult]:
+    """The tiles whose cheapest correct path is merging the change, built on `workers`
+    threads; position in `ordered` -> result. The others are left for the caller."""
+    tiles = [(i, t) for i, t in enumerate(ordered) if t.spec is not None and mergeable(t.spec)]
+    if len(tiles) < 2:
+        return {}
+    batch.prepare(t for _, t in tiles)
+
+    def merge(target: Target) -> BuildResult | None:
+        result = batch.one(target, merges_only=True, on_start=events.start)
+        if result is not None:
+            events.done(target, result)
+        return result
+
+    with ThreadPoolExecutor(min(workers, len(tiles)), thread_name_prefix="mvlattice-merge") as pool:
+        futures = {i: pool.submit(merge, t) for i, t in tiles}
+        try:
+            merged = {i: f.result() for i, f in futures.items()}
+        except BaseException:  # Ctrl-C: stop the running merges (their tiles stay as they were)
+            for future in futures.values():
+                future.cancel()
+            for _, target in tiles:
+                cancel(batch.ctx.spark, target.name)
+            raise
+    return {i: r for i, r in merged.items() if r is not None}
+
+
+class _Events:
+    """Progress events, in the order builds start and end (merges run concurrently)."""
+
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self.progress = progress
+        self.total = total
+        self.finished = 0
+        self.lock = threading.Lock()
+
+    def start(self, target: Target) -> None:
+        if self.progress:
+            with self.lock:
+                self.progress(ProgressEvent(self.finished + 1, self.total, target, None))
+
+    def done(self, target: Target, result: BuildResult) -> None:
+        with self.lock:
+            self.finished += 1
+            if self.progress:
+                self.progress(ProgressEvent(self.finished, self.total, target, result))
 
 
 class _Batch:
@@ -151,18 +215,38 @@ class _Batch:
                 have = self.mergeable.get(t.spec.lattice, ())
                 self.mergeable[t.spec.lattice] = (*have, t.spec)
 
-    def one(self, target: Target) -> BuildResult:
+    def prepare(self, targets: Iterable[Target]) -> None:
+        """Read, once and on this thread, what deciding the tiles' paths shares (the lattice's
+        snapshot, its change feed, its current tiles, the star's rows), so that concurrent
+        builds only read it."""
+        for name in dict.fromkeys(t.spec.lattice for t in targets if t.spec is not None):
+            lattice = self.ctx.model.lattice(name)
+            snapshot = self._snapshot(lattice)
+            if self._feed(lattice, snapshot):
+                self._not_null(lattice)
+            self._candidates(lattice)
+            self._star_rows(lattice)
+
+    def one(
+        self,
+        target: Target,
+        merges_only: bool = False,
+        on_start: Callable[[Target], None] = lambda _t: None,
+    ) -> BuildResult | None:
         """Bring one target up to date under its lease (one builder at a time across
-        processes; see `lease`), or skip it as `busy` while another builder holds it."""
+        processes; see `lease`), or skip it as `busy` while another builder holds it. With
+        `merges_only`, a target whose path is not merging the change is left alone (None)."""
         if self.dry_run:
             return self._plan(target)
         assert self.ctx.leases is not None
         try:
             lease = self.ctx.leases.acquire(target.name, f"{self.ctx.trigger} build")
         except LeaseHeld as held:
+            if merges_only:
+                return None  # reported busy, if it still is, when its turn comes
             return self._busy(target, held.holder)
         with lease:  # taken before deciding: the decision sees the previous holder's commit
-            return self._one(target)
+            return self._one(target, merges_only, on_start)
 
     def _busy(self, target: Target, holder: Holder) -> BuildResult:
         now = self.ctx.clock()
@@ -175,13 +259,21 @@ class _Batch:
         )
         return result
 
-    def _one(self, target: Target) -> BuildResult:
+    def _one(
+        self,
+        target: Target,
+        merges_only: bool = False,
+        on_start: Callable[[Target], None] = lambda _t: None,
+    ) -> BuildResult | None:
         """Bring one target up to date; every outcome, failures included, is recorded."""
         started = self.ctx.clock()
         decision: RefreshDecision | None = None
         try:
             with job_group(self.ctx.spark, target.name, f"mvlattice: build {target.name}"):
                 decision, sources, existed = self._decide(target)
+                if merges_only and not self._merges(target, decision):
+                    return None
+                on_start(target)
                 if decision.path == NONE:
                     result = self._skipped(target, decision)
                 else:
@@ -195,6 +287,12 @@ class _Batch:
             return result
         self._record(result, started)
         return result
+
+    def _merges(self, target: Target, decision: RefreshDecision) -> bool:
+        """Whether the target's path is merging the change (as `_build` will choose it)."""
+        if target.spec is None or decision.path != INCREMENTAL:
+            return False
+        return self._choose(target, decision)[0] == INCREMENTAL
 
     def _failed(
         self, target: Target, decision: RefreshDecision | None, started: float, exc: BaseException

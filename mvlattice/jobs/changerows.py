@@ -9,6 +9,7 @@ are aggregated apart: `plus` and `minus` (see `retraction`).
 
 from __future__ import annotations
 
+import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -79,6 +80,8 @@ class ChangeCache:
     found: dict[tuple, ChangeRows] = field(default_factory=dict)
     frames: list[DataFrame] = field(default_factory=list)
     views: list[str] = field(default_factory=list)
+    # Tiles merge concurrently (`batch`): the first to ask aggregates, the others wait for it.
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def get(
         self,
@@ -88,9 +91,10 @@ class ChangeCache:
         specs: tuple[TileSpec, ...],
     ) -> ChangeRows:
         key = (lattice.name, decision.from_version, decision.fact_version, decision.feed)
-        if key not in self.found:
-            self.found[key] = self._aggregate(lattice, sources, decision, specs)
-        return self.found[key]
+        with self.lock:
+            if key not in self.found:
+                self.found[key] = self._aggregate(lattice, sources, decision, specs)
+            return self.found[key]
 
     def _aggregate(
         self,

@@ -8,9 +8,10 @@ Delta's VACUUM removes). The commit carries the record's tag as its `userMetadat
 option, not the session conf: builds run on several threads of one session), so a later
 commit by anyone else shows (see `identity.tile_change`).
 
-A tile of many rows is written sorted by its dimensions, fewest distinct values first: long
-runs of equal values compress several times better, and Parquet's page statistics and Delta's
-file statistics then let a filter on a leading dimension skip most of the tile.
+A tile of few rows is written as one file. A tile of many rows is written sorted by its
+dimensions, fewest distinct values first: long runs of equal values compress several times
+better, and Parquet's page statistics and Delta's file statistics then let a filter on a
+leading dimension skip most of the tile.
 """
 
 from __future__ import annotations
@@ -149,11 +150,13 @@ def write_table(
             properties.update((retention_property(retention_seconds),))
         props = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in properties.items())
         order_sql = f" ORDER BY {', '.join(q(c) for c in order)}" if order else ""
+        # A small table is one file: one task writes it, and a reader opens one file.
+        one_file = "/*+ COALESCE(1) */ " if rows < SORT_MIN_ROWS else ""
         tag = sql_string(commit_tag(record))
         spark.sql(
             f"CREATE OR REPLACE TABLE delta.{q(location)} USING delta "
             f"OPTIONS ('userMetadata' = {tag}) "
-            f"TBLPROPERTIES ({props}) AS SELECT * FROM {q(view)}{order_sql}"
+            f"TBLPROPERTIES ({props}) AS SELECT {one_file}* FROM {q(view)}{order_sql}"
         )
     finally:
         spark.catalog.dropTempView(view)

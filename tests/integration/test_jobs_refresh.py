@@ -66,9 +66,20 @@ def test_appends_merge_and_other_changes_rebuild(spark, warehouse: Path) -> None
     assert stale[year].code == "STALE_ACCEPTED" and stale[year].usable  # maxStaleness: 1h
     assert stale[f"{SCHEMA}.by_year"].code == "STALE"  # no maxStaleness of its own
 
-    result = ws.refresh()
+    events = []
+    result = ws.refresh(progress=events.append)
     assert result.ok
     done = paths(result)
+    # The two merges ran concurrently, the rollup after them: one start and one end per
+    # target, ends counted 1..n as they came, results in build order all the same.
+    assert sorted(e.target.name for e in events if e.result is None) == sorted(done)
+    assert sorted(e.target.name for e in events if e.result is not None) == sorted(done)
+    assert [e.index for e in events if e.result is not None] == list(range(1, len(done) + 1))
+    at = {(e.target.name, e.result is None): n for n, e in enumerate(events)}
+    assert at[(fine, False)] < at[(category, True)]  # the rollup read the merged fine tile
+    assert [r.target for r in result.results] == [
+        r.target for r in ws.refresh(dry_run=True).results
+    ]
     assert done[year][0] == "incremental"
     assert done[year][1].startswith(f"version 1 of {SCHEMA}.sales only append rows (")
     assert done[fine][0] == "incremental"
