@@ -4,7 +4,8 @@ tiles and materializations; results must be equal as multisets. Every rewritten 
 engine answers in the driver must give Spark's answer exactly, Python types included: Spark's
 on the base tables and Spark's on the same rewritten SQL.
 
-    python bench/difftest.py [--queries N] [--seed S] [--star foodmart|ssb|synthetic|all] [--json]
+    python bench/difftest.py [--queries N] [--seed S] [--star foodmart|ssb|synthetic|all]
+                             [--driver-memory 4g] [--json]
 
 --queries is per star. Each star's line is followed by a table per construct the generator
 tags (querygen.constructs: or, in, time_grain, outer_join, grouping_sets, approx_distinct,
@@ -53,12 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=40, help="query pairs per Spark job")
     parser.add_argument("--warehouse", default=str(DEFAULT_WAREHOUSE),
                         help="kept between runs: data is loaded once")  # fmt: skip
+    parser.add_argument("--driver-memory", default="4g", help="the local Spark JVM's heap")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
     warehouse = Path(args.warehouse).resolve()
     warehouse.mkdir(parents=True, exist_ok=True)
-    conf = spark_conf("local[2]", str(warehouse), ({"spark.sql.shuffle.partitions": "2"},))
+    settings = {"spark.sql.shuffle.partitions": "2", "spark.driver.memory": args.driver_memory}
+    conf = spark_conf("local[2]", str(warehouse), (settings,))
     spark = build_session("local[2]", str(warehouse), conf, app_name="mvlattice-difftest")
     names = list(STARS) if args.star == "all" else [args.star]
     stopping = [False]
