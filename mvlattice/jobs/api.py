@@ -12,6 +12,7 @@ from mvlattice.jobs.batch import BatchResult, BuildResult, Progress, run_batch
 from mvlattice.jobs.catalog import CatalogEntry, built_targets, catalog, model_targets
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.garbage import BuiltTile, Garbage, choose_garbage
+from mvlattice.jobs.lease import LeaseHeld
 from mvlattice.jobs.nested import with_inners
 from mvlattice.jobs.planning import plan_targets, planned_tiles
 from mvlattice.jobs.record import TileRecord
@@ -160,7 +161,19 @@ def collect_garbage(
 
 
 def _remove(ctx: JobContext, item: Garbage) -> Garbage:
-    """Move the tile aside (it reads as missing from then on), forget it, delete it."""
+    """Under the tile's lease (a build of it is never deleted under the builder, nor is one
+    started on a half-removed tile): move it aside (it reads as missing from then on), forget
+    it, delete it."""
+    assert ctx.leases is not None
+    try:
+        lease = ctx.leases.acquire(item.name, "gc")
+    except LeaseHeld as held:
+        return replace(item, error=f"{held}, so left in place (the next gc tries again)")
+    with lease:
+        return _remove_leased(ctx, item)
+
+
+def _remove_leased(ctx: JobContext, item: Garbage) -> Garbage:
     try:
         moved = trash.move_aside(ctx.spark, ctx.warehouse, item.location)
     except Exception as exc:  # noqa: BLE001 - reported; the tile stays whole where it was

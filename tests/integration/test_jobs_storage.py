@@ -14,6 +14,7 @@ from mvlattice.delta.log import checksum, latest_version
 from mvlattice.jobs import trash, vacuum
 from mvlattice.jobs.api import collect_garbage
 from mvlattice.jobs.catalog import CatalogAvailability
+from mvlattice.jobs.lease import Leases
 from mvlattice.jobs.naming import materialization_location
 from mvlattice.workspace import Workspace
 from tests.integration.test_jobs_support import (
@@ -130,6 +131,19 @@ def test_gc_moves_aside_reports_failures_and_finishes_after_a_kill(
     year, category = tile_name(ws, ("the_year",)), tile_name(ws, ("category",))
     assert {status(ws, year), status(ws, category)} == {"fresh"}
     bin_ = Path(trash.trash_location(ws.warehouse))
+
+    # 0. a tile whose lease another builder holds is left to it, and so said
+    with Leases.for_warehouse(ws.warehouse).acquire(year, "cli build") as building:
+        held = {g.name: g.error for g in collect_garbage(spark, fewer.model, fewer.warehouse)}
+        assert held[year] == (
+            f"{year} is held by {building.holder.describe()} (cli build), so left in place "
+            "(the next gc tries again)"
+        )
+        assert status(ws, year) == "fresh" and location_of(ws, year).exists()
+    ws.materialize()  # the other tile, removed meanwhile, is built again for what follows
+    assert {status(ws, year), status(ws, category)} == {"fresh"}
+    assert trash.leftovers(spark, ws.warehouse) == ()
+    bin_.rmdir()  # empty: step 1 puts a file in its place
 
     # 1. the trash cannot be made (a file where its folder goes): reported, tiles untouched
     bin_.parent.mkdir(parents=True, exist_ok=True)
