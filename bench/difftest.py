@@ -60,7 +60,16 @@ def main(argv: list[str] | None = None) -> int:
 
     warehouse = Path(args.warehouse).resolve()
     warehouse.mkdir(parents=True, exist_ok=True)
-    settings = {"spark.sql.shuffle.partitions": "2", "spark.driver.memory": args.driver_memory}
+    settings = {
+        "spark.sql.shuffle.partitions": "2",
+        "spark.driver.memory": args.driver_memory,
+        # Keep Spark's status store small: every comparison is one job over a UNION of ~120
+        # queries. The 5000-query runs ran with these and --driver-memory 8g; at 4g without
+        # them the JVM ran out of heap (its owner not found: see the closing note of stop 27).
+        "spark.sql.ui.retainedExecutions": "20",
+        "spark.ui.retainedJobs": "50",
+        "spark.ui.retainedStages": "50",
+    }
     conf = spark_conf("local[2]", str(warehouse), (settings,))
     spark = build_session("local[2]", str(warehouse), conf, app_name="mvlattice-difftest")
     names = list(STARS) if args.star == "all" else [args.star]
