@@ -166,19 +166,26 @@ def resummed(attempt: Attempt, part: ir.Agg, rolled: ir.Expr) -> ir.Expr:
     type (the values are equal)."""
     if part.func != "sum" or part.distinct or len(part.args) != 1:
         return rolled
-    decimal = re.fullmatch(r"decimal\((\d+),(\d+)\)", _type_of_expr(attempt, part.args[0]) or "")
+    decimal = _decimal_of(attempt, part.args[0])
     if decimal is None:
         return rolled
-    precision, scale = int(decimal.group(1)), int(decimal.group(2))
+    precision, scale = decimal
     return _cast(rolled, _decimal(precision + 10, scale))
 
 
 def _type_of_expr(attempt: Attempt, expr: ir.Expr) -> str | None:
-    """A column's Spark type, or the type an explicit CAST gives (lower case, no spaces)."""
-    if isinstance(expr, ir.Func) and expr.op == "Cast":
+    """A column's Spark type, or the type an explicit CAST gives (lower case, no spaces).
+    sqlglot reads Spark's CAST as TryCast (without ANSI mode a failed cast is NULL)."""
+    if isinstance(expr, ir.Func) and expr.op in ("Cast", "TryCast"):
         to = dict(expr.args).get("to")
         return to.sql.lower().replace(" ", "") if isinstance(to, ir.TypeName) else None
     return _type_of(attempt, expr)
+
+
+def _decimal_of(attempt: Attempt, expr: ir.Expr) -> tuple[int, int] | None:
+    """(precision, scale) when `expr` is known to be a DECIMAL."""
+    found = re.fullmatch(r"decimal\((\d+),(\d+)\)", _type_of_expr(attempt, expr) or "")
+    return None if found is None else (int(found.group(1)), int(found.group(2)))
 
 
 def parts(agg: ir.Agg) -> tuple[tuple[ir.Agg, str | None], ...]:
@@ -261,16 +268,17 @@ def coalesce_zero(expr: ir.Expr) -> ir.Expr:
 
 def average(attempt: Attempt, agg: ir.Agg, total: ir.Expr, count: ir.Expr) -> ir.Expr | Rejection:
     """AVG(x) from its SUM and COUNT, exactly as Spark's AVG computes it: for DECIMAL(p, s)
-    the sum as DECIMAL(p+10, s) divided by the count as DECIMAL(20, 0), cast to
-    DECIMAL(p+4, s+4); for other numbers a division in DOUBLE. When x's type is unknown the
-    result's precision is too, and the query is not rewritten."""
-    kind = _type_of(attempt, agg.args[0]) if len(agg.args) == 1 else None
-    decimal = re.fullmatch(r"decimal\((\d+),(\d+)\)", kind or "")
-    if decimal:
-        p, s = int(decimal.group(1)), int(decimal.group(2))
+    the sum as DECIMAL(p+10, s) divided by the count as
+    DECIMAL(20, 0), cast to DECIMAL(p+4, s+4); for other numbers a division in DOUBLE. When
+    x's type is unknown the result's precision is too, and the query is not rewritten."""
+    if len(agg.args) != 1:
+        return _cannot(attempt, agg, "AVG takes one argument")
+    decimal = _decimal_of(attempt, agg.args[0])
+    if decimal is not None:
+        p, s = decimal
         ratio = divide(_cast(total, _decimal(p + 10, s)), _cast(count, _decimal(20, 0)))
         return _cast(ratio, _decimal(p + 4, s + 4))
-    if kind in NUMERIC_TYPES:
+    if _type_of_expr(attempt, agg.args[0]) in NUMERIC_TYPES:
         return divide(total, count)
     return _cannot(
         attempt,
@@ -292,7 +300,7 @@ def _decimal(precision: int, scale: int) -> ir.TypeName:
 
 def _cast(expr: ir.Expr, to: ir.TypeName) -> ir.Expr:
     if isinstance(expr, ir.Func) and expr.op == "Cast" and dict(expr.args).get("to") == to:
-        return expr  # already of that type
+        return expr  # already of that type: a rolled-up SUM `resummed` typed
     return ir.Func("Cast", (("this", expr), ("to", to)))
 
 
