@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
     from sqlglot import exp
 
-    from mvlattice.engine.refusal import Refusal
     from mvlattice.engine.tile_engine import Describe, LocalAnswer, TileEngine
     from mvlattice.jobs.batch import BatchResult, Progress
     from mvlattice.jobs.catalog import ApprovedSnapshot, CatalogAvailability, CatalogEntry
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     from mvlattice.plan.coverage import Coverage
     from mvlattice.plan.planner import LatticePlan, WorkloadInput
     from mvlattice.plan.workload import Workload
+    from mvlattice.sql.refusal import Refusal
     from mvlattice.statistics.profile import Profile
 
 
@@ -362,8 +362,8 @@ class Workspace:
     ) -> RewriteResult:
         from dataclasses import replace
 
-        from mvlattice.engine.refusal import Refusal
         from mvlattice.mvrewrite.rewriter import ENGINE, Explanation
+        from mvlattice.sql.refusal import Refusal
 
         approved = self._approved(availability, result.materializations)
         refusal = (
@@ -459,7 +459,7 @@ class Workspace:
         bounds: _Bounds,
     ) -> tuple[LocalAnswer | None, str]:
         """The tile engine's answer to a rewritten query, else None and why Spark answers."""
-        from mvlattice.engine.refusal import Refusal
+        from mvlattice.sql.refusal import Refusal
 
         approved = self._approved(availability, result.materializations)
         if isinstance(approved, Refusal):
@@ -480,7 +480,7 @@ class Workspace:
         self, availability: CatalogAvailability, names: tuple[str, ...]
     ) -> dict[str, ApprovedSnapshot] | Refusal:
         """The snapshot freshness approved of each view the rewrite reads."""
-        from mvlattice.engine.refusal import Refusal
+        from mvlattice.sql.refusal import Refusal
 
         approved = availability.approved
         found = {}

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from mvlattice.engine.refusal import Refusal
+from mvlattice.sql.refusal import Refusal
 
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType

@@ -20,14 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mvlattice.delta import storage
-from mvlattice.engine.refusal import Refusal
 from mvlattice.engine.results import spark_rows
 from mvlattice.engine.tile_cache import TileCache
-from mvlattice.engine.transpile import Source, Transpiled, to_duckdb
 from mvlattice.errors import QueryTimeoutError
+from mvlattice.sql.refusal import Refusal
+from mvlattice.sql.transpile import Source, Transpiled, arrow_types, to_duckdb
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyspark.sql.types import StructType
 
     from mvlattice.jobs.catalog import ApprovedSnapshot
@@ -155,7 +154,7 @@ class TileEngine:
                 table = self.cache.table(snap.location, snap.version)
             except Exception as exc:  # noqa: BLE001 - delta-rs cannot read it: Spark can
                 return Refusal(f"delta-rs cannot read {name}: {_first_line(exc)}")
-            sources[name] = Source(f"tile_{i}", _spark_types(table))
+            sources[name] = Source(f"tile_{i}", arrow_types(table))
         return sources
 
     def _run(
@@ -244,42 +243,6 @@ class _Watch:
     def stop(self) -> None:
         self._done.set()
         self._timer.cancel()
-
-
-def _spark_types(table: pa.Table) -> dict[str, str]:
-    """Arrow column types as the Spark SQL types sqlglot understands (unknown ones left out:
-    a query that reads them is refused)."""
-    import pyarrow as pa
-
-    found = {}
-    for field in table.schema:
-        t = field.type
-        if pa.types.is_int8(t):
-            kind = "TINYINT"
-        elif pa.types.is_int16(t):
-            kind = "SMALLINT"
-        elif pa.types.is_int32(t):
-            kind = "INT"
-        elif pa.types.is_int64(t):
-            kind = "BIGINT"
-        elif pa.types.is_float32(t):
-            kind = "FLOAT"
-        elif pa.types.is_float64(t):
-            kind = "DOUBLE"
-        elif pa.types.is_decimal(t):
-            kind = f"DECIMAL({t.precision}, {t.scale})"
-        elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
-            kind = "STRING"
-        elif pa.types.is_boolean(t):
-            kind = "BOOLEAN"
-        elif pa.types.is_date32(t):
-            kind = "DATE"
-        elif pa.types.is_timestamp(t):
-            kind = "TIMESTAMP" if t.tz else "TIMESTAMP_NTZ"
-        else:
-            continue
-        found[field.name.lower()] = kind
-    return found
 
 
 def _first_line(exc: BaseException) -> str:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.engine.refusal import Refusal
 from mvlattice.engine.tile_engine import LocalAnswer, TileEngine
 from mvlattice.jobs.catalog import ApprovedSnapshot
 from mvlattice.model.fast_path import FastPath
+from mvlattice.sql.refusal import Refusal
 
 pytestmark = pytest.mark.spark
 

@@ -152,8 +152,8 @@ def test_the_union_carries_order_and_limit() -> None:
 
 
 def test_the_tile_engine_serves_typed_nulls_but_not_timestamp_ones() -> None:
-    from mvlattice.engine.refusal import Refusal
-    from mvlattice.engine.transpile import Source, Transpiled, to_duckdb
+    from mvlattice.sql.refusal import Refusal
+    from mvlattice.sql.transpile import Source, Transpiled, to_duckdb
 
     sources = {"s.tile": Source("tile_0", {"y": "INT", "c": "BIGINT", "d": "DECIMAL(18,2)"})}
     sql = (

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from mvlattice.engine.refusal import Refusal
 from mvlattice.engine.results import spark_rows
 from mvlattice.engine.tile_cache import TileCache
-from mvlattice.engine.transpile import Source, Transpiled, to_duckdb
 from mvlattice.errors import ModelError
 from mvlattice.jobs.hits import HitCounter
 from mvlattice.jobs.state import StateStore, Usage
 from mvlattice.model.fast_path import FastPath
 from mvlattice.model.loader import load_model
+from mvlattice.sql.refusal import Refusal
+from mvlattice.sql.transpile import Source, Transpiled, to_duckdb
 
 TILE = "mvlattice.star__the_year__abc123"
 SOURCES = {

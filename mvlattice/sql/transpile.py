@@ -24,12 +24,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
 
-from mvlattice.engine.refusal import Refusal
+from mvlattice.sql.refusal import Refusal
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 DType = exp.DType
 
@@ -51,12 +55,12 @@ _ALLOWED = (
     exp.Alias, exp.TableAlias, exp.Identifier, exp.Column, exp.Table, exp.Star, exp.Distinct,
     exp.With, exp.CTE, exp.Union, exp.Except, exp.Intersect, exp.Subquery, exp.Join,
     exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.And, exp.Or, exp.Not, exp.Neg,
-    exp.Is, exp.In, exp.Between, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE,
+    exp.Is, exp.In, exp.Between, exp.EQ, exp.NullSafeEQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE,
     exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Cast, exp.TryCast, exp.DataType,
     exp.DataTypeParam, exp.Sum, exp.Count, exp.Min, exp.Max, exp.Avg, exp.Coalesce,
     exp.Case, exp.If, exp.Abs,
 )  # fmt: skip
-_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+_COMPARISONS = (exp.EQ, exp.NullSafeEQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -162,13 +166,14 @@ def _problem(node: exp.Expr) -> str | None:  # noqa: PLR0911 - one rule per kind
 
 
 def _equi_join(join: exp.Join) -> bool:
-    """ON a.x = b.y [AND …] only: other joins may grow as the product of their inputs."""
+    """ON a.x = b.y [AND …] only (or <=>, NULL-safe; IS NOT DISTINCT FROM in DuckDB): other
+    joins may grow as the product of their inputs."""
     on = join.args.get("on")
     if join.args.get("using") or on is None:
         return False
     for conjunct in on.flatten() if isinstance(on, exp.And) else (on,):
         if not (
-            isinstance(conjunct, exp.EQ)
+            isinstance(conjunct, (exp.EQ, exp.NullSafeEQ))
             and isinstance(conjunct.this, exp.Column)
             and isinstance(conjunct.expression, exp.Column)
         ):
@@ -285,3 +290,39 @@ def _label(node: exp.Expr) -> str:
     if isinstance(node, exp.Anonymous):
         name = str(node.this).upper()
     return f"{name} ({node.sql('spark')[:60]})"
+
+
+def arrow_types(table: pa.Table) -> dict[str, str]:
+    """Arrow column types as the Spark SQL types sqlglot understands (unknown ones left out:
+    a query that reads them is refused)."""
+    import pyarrow as pa
+
+    found = {}
+    for field in table.schema:
+        t = field.type
+        if pa.types.is_int8(t):
+            kind = "TINYINT"
+        elif pa.types.is_int16(t):
+            kind = "SMALLINT"
+        elif pa.types.is_int32(t):
+            kind = "INT"
+        elif pa.types.is_int64(t):
+            kind = "BIGINT"
+        elif pa.types.is_float32(t):
+            kind = "FLOAT"
+        elif pa.types.is_float64(t):
+            kind = "DOUBLE"
+        elif pa.types.is_decimal(t):
+            kind = f"DECIMAL({t.precision}, {t.scale})"
+        elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+            kind = "STRING"
+        elif pa.types.is_boolean(t):
+            kind = "BOOLEAN"
+        elif pa.types.is_date32(t):
+            kind = "DATE"
+        elif pa.types.is_timestamp(t):
+            kind = "TIMESTAMP" if t.tz else "TIMESTAMP_NTZ"
+        else:
+            continue
+        found[field.name.lower()] = kind
+    return found
