@@ -21,6 +21,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from mvlattice.delta import log as deltalog
 from mvlattice.delta import storage
@@ -28,6 +29,7 @@ from mvlattice.errors import TableUnreadable
 from mvlattice.sql.quote import path_identifier
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import SparkSession
 
 DELTA_RS, SPARK, HADOOP_LOG = "delta-rs", "spark", "hadoop log"
@@ -125,6 +127,46 @@ def schema(location: str) -> dict[str, Any] | None:
     except Exception:  # noqa: BLE001 - not readable here: the caller's Spark fallback answers
         return None
     return found if isinstance(found, dict) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Detail:
+    """A local Delta table at one version, as delta-rs reads it: what DESCRIBE DETAIL says."""
+
+    configuration: dict[str, str]
+    size_bytes: int
+    files: tuple[str, ...]  # data files, relative to the table, decoded
+
+
+def detail(location: str, version: int) -> Detail | None:
+    """The table's properties and data files at `version`; None for remote tables and logs
+    delta-rs cannot read (the caller asks Spark then)."""
+    path = storage.local_path(location)
+    if path is None or not (path / "_delta_log").is_dir():
+        return None
+    try:
+        import pyarrow as pa
+        from deltalake import DeltaTable
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            table = DeltaTable(str(path), version=version)
+            adds = pa.table(table.get_add_actions(flatten=True))
+            configuration = dict(table.metadata().configuration)
+    except Exception:  # noqa: BLE001 - not readable here: the caller's Spark fallback answers
+        return None
+    files = tuple(unquote(str(p)) for p in adds.column("path").to_pylist())
+    size = sum(int(n or 0) for n in adds.column("size_bytes").to_pylist())
+    return Detail({str(k): str(v) for k, v in configuration.items()}, size, files)
+
+
+def rows(location: str, version: int) -> pa.Table:
+    """Every row of the local Delta table at `location` as of `version` (delta-rs, no JVM)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from deltalake import DeltaTable
+
+        return DeltaTable(location, version=version).to_pyarrow_table()
 
 
 def _at(location: str) -> str:

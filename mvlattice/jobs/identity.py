@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mvlattice.jobs.record import TableId, TileRecord, Version, commit_tag
+from mvlattice.jobs.record import TableId, TileRecord, Version, commit_tag, legacy_tag
 
 if TYPE_CHECKING:
     from mvlattice.delta.commits import Commit
@@ -70,6 +70,6 @@ def tile_change(record: TileRecord, last: Commit | None) -> str | None:
         return "it was built by an older mvlattice (no source table ids, no commit tag)"
     if last is None:
         return "its newest data change can no longer be read from its Delta log"
-    if last.user_metadata == commit_tag(record):
+    if last.user_metadata in (commit_tag(record), legacy_tag(record)):
         return None
     return f"version {last.version} of the table ({last.operation}) was not written by mvlattice"

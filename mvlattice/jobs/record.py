@@ -9,8 +9,12 @@ source also records its table id (`metaData.id` of its log): a table deleted and
 restarts its versions, so only the id tells the new table from the old one. A tile recorded
 before ids were kept (no `sourceIds`) has an unknown identity and is never fresh.
 
-Every commit mvlattice makes to a tile carries `commit_tag(record)` as its Delta `userMetadata`,
-so a commit someone else made to the tile (a DELETE, an INSERT) can be told from ours.
+Every commit mvlattice makes to a tile carries `commit_tag(record)` as its Delta `userMetadata`:
+the whole record, so a commit someone else made to the tile (a DELETE, an INSERT) can be told
+from ours, and so a commit that cannot also set table properties (a merge written outside Spark,
+by delta-rs: see `local_merge`) still carries its record. The record a table holds is its newest
+data commit's tag when that is one of ours, else its properties (then the tile is not ours as it
+stands: `identity.tile_change`).
 """
 
 from __future__ import annotations
@@ -137,9 +141,31 @@ def from_properties(props: Mapping[str, str]) -> TileRecord | None:
     return record
 
 
+TAG_PREFIX = "mvlattice record "
+
+
 def commit_tag(record: TileRecord) -> str:
-    """The `userMetadata` of the commit that writes `record`: names the build, so a commit
+    """The `userMetadata` of the commit that writes `record`: the record itself, so a commit
     without it — or with another build's — is not the one the record describes."""
+    return TAG_PREFIX + json.dumps(to_properties(record), sort_keys=True, separators=(",", ":"))
+
+
+def record_from_tag(tag: str | None) -> TileRecord | None:
+    """The record a commit's `userMetadata` carries; None when it carries none (a commit by
+    someone else, or by an mvlattice that tagged commits by name only)."""
+    if tag is None or not tag.startswith(TAG_PREFIX):
+        return None
+    try:
+        props = json.loads(tag[len(TAG_PREFIX) :])
+    except ValueError:
+        return None
+    if not isinstance(props, dict) or not all(isinstance(v, str) for v in props.values()):
+        return None
+    return from_properties(props)
+
+
+def legacy_tag(record: TileRecord) -> str:
+    """What mvlattice before records in commits tagged a build's commit with."""
     return f"mvlattice build {record.name} at {_iso(record.built_at)}"
 
 

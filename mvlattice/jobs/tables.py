@@ -24,9 +24,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import log as deltalog
-from mvlattice.delta import storage
+from mvlattice.delta import reader, storage
 from mvlattice.jobs.identity import tile_change
-from mvlattice.jobs.record import TileRecord, commit_tag, from_properties, to_properties
+from mvlattice.jobs.record import (
+    TileRecord,
+    commit_tag,
+    from_properties,
+    record_from_tag,
+    to_properties,
+)
 from mvlattice.jobs.tilesql import q, sql_string
 from mvlattice.jobs.vacuum import retention_property
 from mvlattice.sql.stored_names import renamed, stored_names
@@ -81,23 +87,28 @@ class TableReader:
         return cached
 
     def _read(self, location: str, version: int) -> TableState:
+        # The newest data commit: ours carries the record (`record.commit_tag`); anyone
+        # else's means the rows are no longer what any record says.
+        last = deltalog.last_data_commit(self.spark, location, version)
+        tagged = record_from_tag(last.user_metadata) if last is not None else None
         crc = deltalog.checksum(self.spark, location, version)
         if crc is not None:  # the fast path: Delta's checksum file of that version
             props = crc["metadata"].get("configuration") or {}
-            record = from_properties(props)
             size, files = crc.get("tableSizeBytes"), crc.get("numFiles")
             probe = _probe(crc)
+        elif (found := reader.detail(location, version)) is not None:  # a version delta-rs wrote
+            props, size, files = found.configuration, found.size_bytes, len(found.files)
+            probe = _relative(found.files)
         else:
             row = self.spark.sql(f"DESCRIBE DETAIL delta.{q(location)}").first()
             if row is None:
                 return TableState(version, None, None, None, None)
-            record = from_properties(dict(row["properties"] or {}))
-            size, files = row["sizeInBytes"], row["numFiles"]
+            props, size, files = dict(row["properties"] or {}), row["sizeInBytes"], row["numFiles"]
             probe = ()
-        change = None
-        if record is not None:  # read from the log: one small file, once per version
-            last = deltalog.last_data_commit(self.spark, location, version)
-            change = tile_change(record, last)
+        if tagged is not None:
+            return TableState(version, tagged, size, files, None, probe)
+        record = from_properties(props)
+        change = tile_change(record, last) if record is not None else None
         return TableState(version, record, size, files, change, probe)
 
 
@@ -110,6 +121,10 @@ def _probe(crc: dict) -> tuple[str, ...]:
     if not isinstance(listed, list):
         return ()
     paths = [unquote(str(f.get("path"))) for f in listed if isinstance(f, dict) and f.get("path")]
+    return _relative(paths)
+
+
+def _relative(paths: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(p for p in paths if "://" not in p and not p.startswith("/")))[:PROBE_FILES]
 
 

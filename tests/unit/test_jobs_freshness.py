@@ -18,6 +18,7 @@ from mvlattice.jobs.record import (
     TileRecord,
     commit_tag,
     from_properties,
+    record_from_tag,
     spec_from_json,
     spec_json,
 )
@@ -112,7 +113,11 @@ def test_identity_decision_from_recorded_and_current_ids() -> None:
 
 def test_tile_change_compares_the_last_writer_with_the_records_tag() -> None:
     tag = commit_tag(RECORD)
-    assert tag == f"mvlattice build {RECORD.name} at 2023-11-14T22:13:20.000+00:00"
+    assert tag.startswith("mvlattice record {") and record_from_tag(tag) == RECORD
+    legacy = f"mvlattice build {RECORD.name} at 2023-11-14T22:13:20.000+00:00"
+    by_name = [{"commitInfo": {"userMetadata": legacy}}, {"add": {"path": "a"}}]
+    tagged_by_name = parse_commit(4, by_name)
+    assert tile_change(RECORD, tagged_by_name) is None  # a tile an older mvlattice wrote
     written = {"commitInfo": {"operation": "CREATE OR REPLACE", "userMetadata": tag}}
     ours = parse_commit(5, [written, {"add": {"path": "a"}}])
     assert tile_change(RECORD, ours) is None
@@ -129,6 +134,14 @@ def test_tile_change_compares_the_last_writer_with_the_records_tag() -> None:
     assert tile_change(older, ours) == (
         "it was built by an older mvlattice (no source table ids, no commit tag)"
     )
+
+
+def test_a_tag_that_is_not_a_record_carries_none() -> None:
+    tag = commit_tag(RECORD)
+    for text in (None, "", "x", "mvlattice record ", "mvlattice record [1]", tag[:-1],
+                 "mvlattice record {\"mvlattice.rows\": 1}",
+                 tag.replace('"mvlattice.rows":"', '"mvlattice.rows":"x')):  # fmt: skip
+        assert record_from_tag(text) is None, text
 
 
 def test_failed_and_building_attempts() -> None:
