@@ -5,9 +5,10 @@ read again and ages out."""
 from __future__ import annotations
 
 import threading
-import warnings
 from collections import OrderedDict
 from typing import TYPE_CHECKING
+
+from mvlattice.delta import reader
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -68,8 +69,4 @@ class TileCache:
 
 def read_snapshot(location: str, version: int) -> pa.Table:
     """Every row of the Delta table at `location` as of `version` (delta-rs, no JVM)."""
-    from deltalake import DeltaTable
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return DeltaTable(location, version=version).to_pyarrow_table()
+    return reader.rows(location, version)

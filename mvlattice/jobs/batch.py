@@ -21,12 +21,18 @@ from typing import Any
 
 from mvlattice.delta import log as deltalog
 from mvlattice.errors import MvlatticeError
-from mvlattice.jobs import vacuum
-from mvlattice.jobs.build import build_materialization, build_tile, definition_of, merge_changes
-from mvlattice.jobs.changerows import ChangeCache, change_feed_enabled
+from mvlattice.jobs import local_merge, vacuum
+from mvlattice.jobs.build import (
+    build_materialization,
+    build_tile,
+    definition_of,
+    merge_changes,
+    merge_in_process,
+)
+from mvlattice.jobs.changerows import ChangeCache, ChangeRows, change_feed_enabled
 from mvlattice.jobs.changes import FULL, INCREMENTAL, NONE, RefreshDecision, decide_refresh
 from mvlattice.jobs.context import JobContext
-from mvlattice.jobs.cost import Estimate, choose
+from mvlattice.jobs.cost import LOCAL_MIN_SAVING, MIN_SAVING, Estimate, choose
 from mvlattice.jobs.lease import Holder, LeaseHeld
 from mvlattice.jobs.nested import full_reason
 from mvlattice.jobs.order import Ancestor, build_order, cheapest_ancestor
@@ -46,6 +52,7 @@ from mvlattice.jobs.tables import TableState, cancel, job_group
 from mvlattice.jobs.targets import Target
 from mvlattice.jobs.tilesql import mergeable, star_from, table_relation
 from mvlattice.lattice.lattice import Lattice, TileSpec
+from mvlattice.sql.refusal import Refusal
 
 # Tiles merging the change at once: enough to overlap their commits' waits on storage, few
 # enough that their Spark jobs do not crowd out each other's memory.
@@ -65,6 +72,7 @@ class BuildResult:
     built_from: str | None = None
     warning: str | None = None  # e.g. its vacuum failed (the build itself stands)
     estimate: Estimate | None = None  # incremental vs full, when both were correct
+    engine: str = "spark"  # who computed and wrote it: spark | local (an in-process merge)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -381,7 +389,7 @@ class _Batch:
         existed: bool,
         started: float,
     ) -> BuildResult:
-        estimate = None
+        estimate, engine = None, "spark"
         if target.spec is None:
             record = build_materialization(self.ctx, target, sources, started)
             reason = decision.reason
@@ -394,7 +402,14 @@ class _Batch:
                 change = self.changes.get(
                     lattice, sources, decision, self.mergeable.get(lattice.name, (target.spec,))
                 )
-                record = merge_changes(self.ctx, target, sources, table.version, change, started)
+                merged = self._merge_in_process(target, sources, table.version, change, started)
+                if isinstance(merged, Refusal):
+                    reason = f"{reason}; merged on Spark: {merged.reason}"
+                    record = merge_changes(
+                        self.ctx, target, sources, table.version, change, started
+                    )
+                else:
+                    record, engine = merged, "local"
             else:
                 record = build_tile(self.ctx, target, sources, ancestor, started)
         ensure_registered(self.ctx.spark, target.name, target.location, self.ctx.warehouse)
@@ -413,7 +428,21 @@ class _Batch:
             record.built_from,
             warning,
             estimate,
+            engine,
         )
+
+    def _merge_in_process(
+        self,
+        target: Target,
+        sources: Snapshot,
+        tile_version: int,
+        change: ChangeRows,
+        started: float,
+    ) -> TileRecord | Refusal:
+        rows = self.changes.arrow(change, local_merge.MAX_ROWS)
+        if rows is None:
+            return Refusal(f"the change has more than {local_merge.MAX_ROWS:,} groups")
+        return merge_in_process(self.ctx, target, sources, tile_version, change, rows, started)
 
     def _choose(
         self, target: Target, decision: RefreshDecision
@@ -434,12 +463,15 @@ class _Batch:
         blocker = None
         if decision.feed:
             blocker = retraction_blocker(target.spec, self._not_null(lattice))
+        tile_rows = record.rows if record else None
+        in_process = local_merge.likely(target.location, tile_rows, decision.change_rows)
         estimate = choose(
-            tile_rows=record.rows if record else None,
+            tile_rows=tile_rows,
             change_rows=decision.change_rows,
             full_rows=ancestor.rows if ancestor else self._star_rows(lattice),
             full_from=ancestor.name if ancestor else "star",
             blocker=blocker,
+            min_saving=LOCAL_MIN_SAVING if in_process else MIN_SAVING,
         )
         reason = f"{decision.reason}; {estimate.describe()}"
         if estimate.choice == INCREMENTAL:

@@ -4,9 +4,13 @@ which also sets the table's vacuum retention (see `vacuum`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
 from mvlattice.errors import MvlatticeError
 from mvlattice.jobs.changerows import ChangeRows
 from mvlattice.jobs.context import JobContext
+from mvlattice.jobs.local_merge import merge_locally
 from mvlattice.jobs.order import Ancestor
 from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.registration import ensure_registered
@@ -25,6 +29,10 @@ from mvlattice.jobs.tilesql import (
 from mvlattice.jobs.vacuum import retention
 from mvlattice.model.loader import Model
 from mvlattice.sql.query_tables import pin_versions
+from mvlattice.sql.refusal import Refusal
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def definition_of(model: Model, target: Target) -> str:
@@ -93,6 +101,29 @@ def merge_changes(
         recorder,
         dimension_columns(target.spec),
         retention(ctx.spark, ctx.model, target),
+    )
+
+
+def merge_in_process(
+    ctx: JobContext,
+    target: Target,
+    sources: Snapshot,
+    tile_version: int,
+    change: ChangeRows,
+    change_rows: Mapping[str, pa.Table],
+    started: float,
+) -> TileRecord | Refusal:
+    """`merge_changes` without Spark, where identity with Spark's merge is proven (see
+    `local_merge`); else why not, nothing written."""
+    assert target.spec is not None
+    return merge_locally(
+        target.spec,
+        target.location,
+        tile_version,
+        change,
+        change_rows,
+        retention(ctx.spark, ctx.model, target),
+        _recorder(ctx, target, sources, started, target.name, "incremental"),
     )
 
 

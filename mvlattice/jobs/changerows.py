@@ -29,6 +29,7 @@ from mvlattice.jobs.tilesql import (
 from mvlattice.lattice.lattice import Lattice, Measure, TileSpec
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
     from mvlattice.model.loader import Model
@@ -82,6 +83,8 @@ class ChangeCache:
     views: list[str] = field(default_factory=list)
     # Tiles merge concurrently (`batch`): the first to ask aggregates, the others wait for it.
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # View name -> its rows collected from Spark, for merges run in-process (`local_merge`).
+    collected: dict[str, pa.Table] = field(default_factory=dict)
 
     def get(
         self,
@@ -95,6 +98,18 @@ class ChangeCache:
             if key not in self.found:
                 self.found[key] = self._aggregate(lattice, sources, decision, specs)
             return self.found[key]
+
+    def arrow(self, change: ChangeRows, max_rows: int) -> dict[str, pa.Table] | None:
+        """The change's aggregates as Arrow tables, by view name, collected from Spark once;
+        None when they have more than `max_rows` rows together."""
+        if change.rows > max_rows:
+            return None
+        names = [n for n in (change.plus, change.minus) if n is not None]
+        with self.lock:
+            for name in names:
+                if name not in self.collected:
+                    self.collected[name] = self.spark.table(q(name)).toArrow()
+            return {name: self.collected[name] for name in names}
 
     def _aggregate(
         self,
@@ -159,6 +174,7 @@ class ChangeCache:
         self.views.clear()
         self.frames.clear()
         self.found.clear()
+        self.collected.clear()
 
 
 def change_feed_enabled(spark: SparkSession, location: str, version: int) -> bool:

@@ -7,7 +7,10 @@ cheapest source, a current finer tile or the star. Both write the whole tile, so
 cancels out. The change's rows come from the added files' statistics or the commits'
 operationMetrics; unknown, the incremental path is taken (it was decided correct, and changes
 are usually small). Full is chosen only when it reads at least MIN_SAVING fewer rows: below
-that both paths cost Spark's fixed per-job work, whatever their rows.
+that both paths cost Spark's fixed per-job work, whatever their rows. A merge that runs
+in-process (`local_merge`) pays none of that work — a rollup on Spark costs about a second
+before it reads a row — so against it full must save LOCAL_MIN_SAVING rows, about what Spark
+reads in that second.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from mvlattice.jobs.status import RefreshPath
 
 MIN_SAVING = 100_000  # rows a full refresh must save to be chosen over an incremental one
+LOCAL_MIN_SAVING = 2_000_000  # the same, against a merge run in-process
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,9 +47,12 @@ def choose(
     full_rows: int | None,
     full_from: str,
     blocker: str | None = None,
+    min_saving: int = MIN_SAVING,
 ) -> Estimate:
     """The cheaper path for a tile an incremental refresh could bring up to date; `blocker`
-    says why its measures cannot take this change (then full, whatever the costs)."""
+    says why its measures cannot take this change (then full, whatever the costs);
+    `min_saving`: the rows full must save to be chosen (LOCAL_MIN_SAVING when the merge
+    would run in-process)."""
     incremental = None if tile_rows is None or change_rows is None else tile_rows + change_rows
     if blocker is not None:
         return Estimate(
@@ -55,7 +62,7 @@ def choose(
             choice=RefreshPath.FULL,
             why=blocker,
         )
-    if incremental is not None and full_rows is not None and full_rows + MIN_SAVING <= incremental:
+    if incremental is not None and full_rows is not None and full_rows + min_saving <= incremental:
         choice, why = RefreshPath.FULL, "a full refresh reads fewer rows"
     else:
         choice, why = RefreshPath.INCREMENTAL, "an incremental refresh reads fewer rows"

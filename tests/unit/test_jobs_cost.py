@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mvlattice.jobs.changerows import finest_spec
-from mvlattice.jobs.cost import choose
+from mvlattice.jobs.cost import LOCAL_MIN_SAVING, choose
 from mvlattice.jobs.retraction import retraction_blocker
 from mvlattice.jobs.status import RefreshPath
 from mvlattice.lattice.lattice import Measure, TileSpec
@@ -26,6 +26,17 @@ def test_the_path_reading_fewer_rows_is_chosen() -> None:
     # Saving fewer rows than MIN_SAVING is not worth leaving the incremental path.
     close = choose(tile_rows=40_000, change_rows=20_000, full_rows=50_000, full_from="star")
     assert close.choice == RefreshPath.INCREMENTAL
+    # A merge run in-process costs no Spark job: full must save far more to be worth it.
+    in_process = choose(
+        tile_rows=400_000, change_rows=200_000, full_rows=500_000, full_from="star",
+        min_saving=LOCAL_MIN_SAVING,
+    )  # fmt: skip
+    assert in_process.choice == RefreshPath.INCREMENTAL
+    far = choose(
+        tile_rows=400_000, change_rows=3_000_000, full_rows=500_000, full_from="star",
+        min_saving=LOCAL_MIN_SAVING,
+    )  # fmt: skip
+    assert far.choice == RefreshPath.FULL
     unknown = choose(tile_rows=10, change_rows=None, full_rows=5, full_from="star")
     assert unknown.choice == RefreshPath.INCREMENTAL and unknown.incremental_rows is None
     blocked = choose(

@@ -52,6 +52,9 @@ def test_spark_meanings_are_written_out_for_duckdb() -> None:
     # AVG of a non-decimal: a sum of DOUBLEs over the count, as Spark's Average
     avg = duck(f"SELECT AVG(mv.c) AS a FROM {TILE} AS mv")
     assert 'SUM(CAST("mv"."c" AS DOUBLE)) / NULLIF(COUNT("mv"."c"), 0)' in avg
+    # NULL-safe equality: one NULL matches another in both
+    joined = duck(f"SELECT a.c FROM {TILE} AS a LEFT JOIN {TILE} AS b ON a.name <=> b.name")
+    assert '"a"."name" IS NOT DISTINCT FROM "b"."name"' in joined
     # an ISO date literal against a date is a DATE in both
     assert "CAST('1997-01-01' AS DATE)" in duck(
         f"SELECT mv.c FROM {TILE} AS mv WHERE mv.day >= '1997-01-01'"
@@ -66,6 +69,7 @@ def test_spark_meanings_are_written_out_for_duckdb() -> None:
         (f"SELECT CAST(mv.x AS DECIMAL(10, 2)) AS d FROM {TILE} AS mv", "CAST from DOUBLE"),
         (f"SELECT CAST(mv.units AS INT) AS d FROM {TILE} AS mv", "CAST from DECIMAL"),
         (f"SELECT mv.name FROM {TILE} AS mv WHERE mv.name = 1", "different kinds"),
+        (f"SELECT mv.name FROM {TILE} AS mv WHERE mv.name <=> 1", "different kinds"),
         (f"SELECT mv.c FROM {TILE} AS mv WHERE mv.day = '1997-1-1'", "different kinds"),
         (f"SELECT mv.c FROM {TILE} AS mv LIMIT 1", "LIMIT"),
         (f"SELECT mv.c, mv.name FROM {TILE} AS mv ORDER BY mv.c LIMIT 1", "LIMIT"),
