@@ -161,12 +161,19 @@ def detail(location: str, version: int) -> Detail | None:
 
 
 def rows(location: str, version: int) -> pa.Table:
-    """Every row of the local Delta table at `location` as of `version` (delta-rs, no JVM)."""
+    """Every row of the local Delta table at `location` as of `version` (delta-rs, no JVM),
+    typed as the table's schema. Read by delta-rs's own engine: `to_pyarrow_table` scans
+    through a PyArrow dataset whose threads may still run at interpreter exit, which then
+    aborts the process (delta-rs #2184, arrow #34314)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, QueryBuilder
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        from deltalake import DeltaTable
-
-        return DeltaTable(location, version=version).to_pyarrow_table()
+        table = DeltaTable(location, version=version)
+        schema = pa.schema(table.schema().to_arrow())
+        found = pa.table(QueryBuilder().register("t", table).execute("SELECT * FROM t"))
+    return found.select(schema.names).cast(schema)
 
 
 def _at(location: str) -> str:

@@ -76,7 +76,10 @@ def merge_locally(
     wanted = retention_property(retention_seconds)
     if detail.configuration.get(RETENTION_PROPERTY) != wanted[1]:
         return Refusal("its vacuum retention changes (a table property: Spark writes it)")
-    tile = reader.rows(location, version)
+    try:
+        tile = reader.rows(location, version)
+    except Exception as exc:  # noqa: BLE001 - a table feature delta-rs cannot read: Spark can
+        return Refusal(f"delta-rs cannot read the tile ({_first_line(exc)})")
     if tile.num_rows > MAX_ROWS:
         return Refusal(f"the tile has more than {MAX_ROWS:,} rows")
     unsafe = _unsafe_column(tile)

@@ -167,3 +167,27 @@ def test_fast_path_sizes_take_units_and_bad_values_say_where(tmp_path: Path) -> 
         load_model(path, str(tmp_path / "w"))
     message = str(caught.value)
     assert "fast_path.max_rows" in message and "max_byte" in message
+
+
+def test_reading_a_tile_leaves_the_process_free_to_exit(tmp_path: Path) -> None:
+    """A PyArrow dataset scan's threads may outlive the interpreter and abort it at exit
+    (exit code 134); the reader must not leave any behind. Run a few times: it was 1 in 2."""
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    rows = pa.table({"k": pa.array([1, 2], pa.int32()), "s": ["a", None]})
+    for _ in range(4):  # several files, as a refreshed tile has before a vacuum
+        write_deltalake(str(tmp_path / "t"), rows, mode="append")
+    script = (
+        "from mvlattice.delta import reader; "
+        f"t = reader.rows({str(tmp_path / 't')!r}, 3); assert t.num_rows == 8, t"
+    )
+    root = Path(__file__).resolve().parents[2]
+    for _ in range(10):
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr[-500:]
