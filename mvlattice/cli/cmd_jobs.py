@@ -169,7 +169,11 @@ def _progress_bar():  # a jobs.batch.Progress
             print(f"{head}: {r.reason}", flush=True)
             return
         rows = f", {r.rows:,} rows" if r.rows is not None else ""
-        print(f"{head}: {r.status} ({r.path}{rows}, {r.seconds:.1f} s) — {r.reason}", flush=True)
+        where = ", in-process" if r.engine == "local" else ""
+        print(
+            f"{head}: {r.status} ({r.path}{where}{rows}, {r.seconds:.1f} s) — {r.reason}",
+            flush=True,
+        )
 
     return show
 

@@ -4,9 +4,11 @@ it in Spark's catalog (dropping one: `trash`).
 A write is ONE Delta commit — `CREATE OR REPLACE TABLE … TBLPROPERTIES (record) AS SELECT` —
 so readers see the previous version, with its own record, until the new one commits; a job
 killed mid-write leaves the previous version in place (its data files become orphans that
-Delta's VACUUM removes). The commit carries the record's tag as its `userMetadata` (a write
+Delta's VACUUM removes). The commit carries the record itself as its `userMetadata` (a write
 option, not the session conf: builds run on several threads of one session), so a later
-commit by anyone else shows (see `identity.tile_change`).
+commit by anyone else shows (see `identity.tile_change`), and a merge written by delta-rs
+(`local_merge`), which cannot set properties, still carries its record: a table's record is
+its newest data commit's when that is mvlattice's, else the one in its properties.
 
 A tile of few rows is written as one file. A tile of many rows is written sorted by its
 dimensions, fewest distinct values first: long runs of equal values compress several times
