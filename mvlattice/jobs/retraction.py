@@ -65,14 +65,24 @@ def retract_tile_sql(
             expr = f"CASE WHEN {left(basis.name)} = 0 THEN NULL ELSE {expr} END"
         kind = (types or {}).get(column.name)
         select.append(f"{f'CAST({expr} AS {kind})' if kind else expr} AS {q(column.name)}")
-    on = " AND ".join(f"{q('m')}.{q(d)} <=> {q('d')}.{q(d)}" for d in dims) or "true"
+    on = " AND ".join(f"{q('m')}.{q(d)} <=> {q('d')}.{q(d)}" for d in dims)
     # A tile without dimensions keeps its one row even when empty, as GROUP BY () gives it.
     where = f"\nWHERE {left(count.name)} > 0" if dims else ""
+    if not dims:  # one row each side: joined on a constant key, an equi-join like the others
+        merged_sql, minus_sql = (_keyed(sql) for sql in (merged_sql, minus_sql))
+        on = f"{q('m')}.{q(ONE_ROW_KEY)} = {q('d')}.{q(ONE_ROW_KEY)}"
     body = ",\n  ".join(select)
     return (
         f"SELECT\n  {body}\nFROM (\n{merged_sql}\n) AS {q('m')}\n"
         f"LEFT JOIN (\n{minus_sql}\n) AS {q('d')} ON {on}{where}"
     )
+
+
+ONE_ROW_KEY = "mvlattice_one_row"
+
+
+def _keyed(sql: str) -> str:
+    return f"SELECT 1 AS {q(ONE_ROW_KEY)}, {q('k')}.* FROM (\n{sql}\n) AS {q('k')}"
 
 
 def _count_star(columns: tuple[StoredColumn, ...]) -> StoredColumn | None:
