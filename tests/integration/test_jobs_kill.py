@@ -1,6 +1,7 @@
 """A refresh killed mid-write (its Spark job cancelled while data files are being written)
 leaves the previous tile version readable, the catalog `failed` (never `fresh`), and the next
-refresh succeeds."""
+refresh succeeds. The merge runs on Spark here (a merge run in-process takes milliseconds and
+has no Spark job to cancel)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mvlattice.delta.log import latest_version
+from mvlattice.jobs import local_merge
 from mvlattice.jobs.tables import cancel
 from mvlattice.workspace import Workspace
 from tests.integration.test_jobs_support import (
@@ -28,7 +30,8 @@ SCHEMA = "jobs_kill"
 DIMS = ("brand", "category", "the_year", "the_month")
 
 
-def test_killed_refresh_keeps_the_old_version(spark, warehouse: Path) -> None:
+def test_killed_refresh_keeps_the_old_version(spark, warehouse: Path, monkeypatch) -> None:
+    monkeypatch.setattr(local_merge, "MAX_ROWS", 0)
     model = make_shop(spark, warehouse, SCHEMA, f"- dimensions: [{', '.join(DIMS)}]\n")
     ws = Workspace(model, warehouse=str(warehouse))
     assert ws.materialize().ok
