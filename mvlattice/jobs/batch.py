@@ -59,6 +59,11 @@ from mvlattice.sql.refusal import Refusal
 MERGE_WORKERS = 4
 
 
+# A tile's path, why, the estimates (when incremental was correct) and the ancestor a full
+# build rolls up.
+Choice = tuple[RefreshPath, str, "Estimate | None", "Ancestor | None"]
+
+
 @dataclass(frozen=True, slots=True)
 class BuildResult:
     target: str
@@ -279,14 +284,18 @@ class _Batch:
         try:
             with job_group(self.ctx.spark, target.name, f"mvlattice: build {target.name}"):
                 decision, sources, existed = self._decide(target)
-                if merges_only and not self._merges(target, decision):
+                # The path is chosen once: a tile sent to the concurrent merges for its
+                # path keeps it, whatever another thread has refreshed meanwhile.
+                chosen = target.spec is not None and decision.path != NONE
+                choice = self._choose(target, decision) if chosen else None
+                if merges_only and not _merges(decision, choice):
                     return None
                 on_start(target)
                 if decision.path == NONE:
                     result = self._skipped(target, decision)
                 else:
                     self.ctx.store.begin(target.name, started)
-                    result = self._build(target, decision, sources, existed, started)
+                    result = self._build(target, decision, sources, existed, started, choice)
         except BaseException as exc:  # Ctrl-C too: recorded as failed, then re-raised
             result = self._failed(target, decision, started, exc)
             self._record(result, started)
@@ -295,12 +304,6 @@ class _Batch:
             return result
         self._record(result, started)
         return result
-
-    def _merges(self, target: Target, decision: RefreshDecision) -> bool:
-        """Whether the target's path is merging the change (as `_build` will choose it)."""
-        if target.spec is None or decision.path != INCREMENTAL:
-            return False
-        return self._choose(target, decision)[0] == INCREMENTAL
 
     def _failed(
         self, target: Target, decision: RefreshDecision | None, started: float, exc: BaseException
@@ -388,13 +391,15 @@ class _Batch:
         sources: Snapshot,
         existed: bool,
         started: float,
+        choice: Choice | None,
     ) -> BuildResult:
         estimate, engine = None, "spark"
         if target.spec is None:
             record = build_materialization(self.ctx, target, sources, started)
             reason = decision.reason
         else:
-            path, reason, estimate, ancestor = self._choose(target, decision)
+            assert choice is not None
+            path, reason, estimate, ancestor = choice
             if path == INCREMENTAL:
                 table = self.ctx.reader.state(target.location)
                 assert table is not None
@@ -444,9 +449,7 @@ class _Batch:
             return Refusal(f"the change has more than {local_merge.MAX_ROWS:,} groups")
         return merge_in_process(self.ctx, target, sources, tile_version, change, rows, started)
 
-    def _choose(
-        self, target: Target, decision: RefreshDecision
-    ) -> tuple[RefreshPath, str, Estimate | None, Ancestor | None]:
+    def _choose(self, target: Target, decision: RefreshDecision) -> Choice:
         """A tile's path, why, the estimates (when incremental was correct) and the ancestor
         a full build rolls up."""
         assert target.spec is not None
@@ -605,6 +608,11 @@ class _Batch:
                 self.ctx.trigger,
             )
         )
+
+
+def _merges(decision: RefreshDecision, choice: Choice | None) -> bool:
+    """Whether a target's path is merging the change."""
+    return decision.path == INCREMENTAL and choice is not None and choice[0] == INCREMENTAL
 
 
 def _fact(ctx: JobContext, lattice: Lattice):  # the model Table
