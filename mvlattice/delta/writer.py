@@ -13,6 +13,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import storage
+from mvlattice.delta.reader import first_line
 from mvlattice.errors import MvlatticeError
 
 if TYPE_CHECKING:
@@ -48,9 +49,7 @@ def overwrite(location: str, version: int, rows: pa.Table, user_metadata: str) -
                 ),
             )
         except Exception as exc:  # noqa: BLE001 - delta-rs's own errors, in one line
-            text = str(exc).strip().splitlines()
             raise OverwriteRefused(
-                f"delta-rs did not write {location} over version {version}: "
-                f"{text[0] if text else type(exc).__name__}"
+                f"delta-rs did not write {location} over version {version}: {first_line(exc)}"
             ) from exc
     return version + 1

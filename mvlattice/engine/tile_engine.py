@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mvlattice.delta import storage
+from mvlattice.delta.reader import first_line
 from mvlattice.engine.results import spark_rows
 from mvlattice.engine.tile_cache import TileCache
 from mvlattice.errors import QueryTimeoutError
@@ -153,7 +154,7 @@ class TileEngine:
             try:
                 table = self.cache.table(snap.location, snap.version)
             except Exception as exc:  # noqa: BLE001 - delta-rs cannot read it: Spark can
-                return Refusal(f"delta-rs cannot read {name}: {_first_line(exc)}")
+                return Refusal(f"delta-rs cannot read {name}: {first_line(exc)}")
             sources[name] = Source(f"tile_{i}", arrow_types(table))
         return sources
 
@@ -181,7 +182,7 @@ class TileEngine:
                 raise QueryTimeoutError(watch.why) from None
             # A failure here (overflow, division by zero, a bad cast) is one Spark reports in
             # its own words: let Spark answer.
-            return Refusal(f"DuckDB failed ({_first_line(exc)}); Spark answers instead")
+            return Refusal(f"DuckDB failed ({first_line(exc)}); Spark answers instead")
         finally:
             watch.stop()
             cursor.close()
@@ -243,8 +244,3 @@ class _Watch:
     def stop(self) -> None:
         self._done.set()
         self._timer.cancel()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import reader, storage
+from mvlattice.delta.reader import first_line
 from mvlattice.delta.writer import overwrite
 from mvlattice.jobs.changerows import ChangeRows
 from mvlattice.jobs.record import TileRecord, commit_tag
@@ -79,7 +80,7 @@ def merge_locally(
     try:
         tile = reader.rows(location, version)
     except Exception as exc:  # noqa: BLE001 - a table feature delta-rs cannot read: Spark can
-        return Refusal(f"delta-rs cannot read the tile ({_first_line(exc)})")
+        return Refusal(f"delta-rs cannot read the tile ({first_line(exc)})")
     if tile.num_rows > MAX_ROWS:
         return Refusal(f"the tile has more than {MAX_ROWS:,} rows")
     unsafe = _unsafe_column(tile)
@@ -128,13 +129,13 @@ def _merge(
         try:
             result = db.sql(transpiled.sql).arrow().read_all()
         except duckdb.Error as exc:  # an overflow, say: Spark reports it in its own words
-            return Refusal(f"DuckDB failed ({_first_line(exc)})")
+            return Refusal(f"DuckDB failed ({first_line(exc)})")
     if [n.lower() for n in result.column_names] != [n.lower() for n in tile.column_names]:
         return Refusal("the merge's columns are not the tile's")
     try:
         result = result.rename_columns(tile.column_names).cast(tile.schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        return Refusal(f"the merge's values do not fit the tile's types ({_first_line(exc)})")
+        return Refusal(f"the merge's values do not fit the tile's types ({first_line(exc)})")
     return _clustered(result, dimension_columns(spec))
 
 
@@ -152,7 +153,7 @@ def _qualified(sql: str, sources: Mapping[str, Source]) -> str | Refusal:
         )
         return tree.sql(dialect="spark")
     except SqlglotError as exc:
-        return Refusal(f"the merge SQL cannot be qualified ({_first_line(exc)})")
+        return Refusal(f"the merge SQL cannot be qualified ({first_line(exc)})")
 
 
 def _clustered(rows: pa.Table, dimensions: tuple[str, ...]) -> pa.Table:
@@ -165,8 +166,3 @@ def _clustered(rows: pa.Table, dimensions: tuple[str, ...]) -> pa.Table:
     counts = {d: pc.count_distinct(rows[d], mode="all").as_py() for d in dimensions}
     order = sorted(dimensions, key=lambda d: counts[d])
     return rows.sort_by([(d, "ascending") for d in order])
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
