@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from mvlattice.delta import storage
 from mvlattice.delta.reader import first_line
+from mvlattice.engine.answer_cache import AnswerCache
 from mvlattice.engine.results import spark_rows
 from mvlattice.engine.tile_cache import TileCache
+from mvlattice.engine.watchdog import Watchdog
 from mvlattice.errors import QueryTimeoutError
 from mvlattice.sql.refusal import Refusal
 from mvlattice.sql.transpile import Source, Transpiled, arrow_types, to_duckdb
@@ -38,7 +39,6 @@ Describe = Callable[[str], "StructType"]
 
 _PLANS = 512  # transpiled queries and Spark schemas kept, by SQL and versions
 DEFAULT_TIMEOUT = 60.0  # seconds, as the service's --query-timeout
-WATCH_AFTER = 0.2  # seconds a query runs unwatched
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +57,13 @@ class TileEngine:
     def __init__(self, fast_path: FastPath, threads: int | None = None) -> None:
         self.fast_path = fast_path
         self.cache = TileCache(fast_path.cache_bytes)
+        self.answers = AnswerCache(fast_path.answer_bytes)
         # Small tiles take one thread; large ones scan faster on every core.
         self._threads = threads if threads is not None else min(4, os.cpu_count() or 1)
         self._db: Any = None
         self._lock = threading.Lock()
         self._plans: OrderedDict[tuple, _Plan | Refusal] = OrderedDict()
+        self._watchdog = Watchdog()
 
     def answer(
         self,
@@ -169,7 +171,7 @@ class TileEngine:
         import duckdb
 
         cursor = self._database().cursor()
-        watch = _Watch(cursor, timeout, cancel)
+        watch = self._watchdog.watch(cursor, timeout, cancel)
         try:
             for i, (name, snap) in enumerate(sorted(approved.items())):
                 if name in plan.transpiled.tables:
@@ -184,7 +186,7 @@ class TileEngine:
             # its own words: let Spark answer.
             return Refusal(f"DuckDB failed ({first_line(exc)}); Spark answers instead")
         finally:
-            watch.stop()
+            self._watchdog.done(watch)
             cursor.close()
         converted = spark_rows(rows, types, plan.schema)
         if isinstance(converted, Refusal):
@@ -211,36 +213,4 @@ class TileEngine:
                 self._db.close()
                 self._db = None
         self.cache.clear()
-
-
-class _Watch:
-    """Interrupts a DuckDB cursor at its deadline or when `cancel` is set. A thread starts
-    only for a query still running after WATCH_AFTER seconds: most end long before."""
-
-    def __init__(self, cursor: Any, timeout: float, cancel: threading.Event | None) -> None:  # noqa: ANN401
-        self.cursor = cursor
-        self.deadline = time.monotonic() + timeout
-        self.timeout = timeout
-        self.cancel = cancel
-        self.why = ""
-        self._done = threading.Event()
-        self._timer = threading.Timer(min(WATCH_AFTER, timeout), self._watch)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _watch(self) -> None:
-        while not self._done.wait(0.02):
-            if self.cancel is not None and self.cancel.is_set():
-                self.why = "query cancelled: the client went away"
-            elif time.monotonic() >= self.deadline:
-                self.why = (
-                    f"query cancelled after {self.timeout:g} s (the service's --query-timeout)"
-                )
-            else:
-                continue
-            self.cursor.interrupt()
-            return
-
-    def stop(self) -> None:
-        self._done.set()
-        self._timer.cancel()
+        self.answers.clear()

@@ -192,18 +192,23 @@ class Inspection:
     error: str | None
 
 
-def inspect(ctx: JobContext, target: Target) -> Inspection:
-    """Everything the catalog knows about one target, right now."""
+def inspect(ctx: JobContext, target: Target, *, usable_only: bool = False) -> Inspection:
+    """Everything the catalog knows about one target, right now. `usable_only`: whether it
+    may be read is all that is asked (the rewriter, on every query) — the build attempt and
+    its lease, which change only the status and the message of a view that may not be read
+    (`freshness.assess`), are not looked up: no state-store read on the query path."""
     now = ctx.clock()
     table = ctx.reader.state(target.location)
     record = table.record if table else None
     tables, unknown = target_sources(ctx.model, target, ctx.warehouse)
     current = current_snapshot(ctx.spark, tables, unknown)
-    attempt = ctx.store.attempt(target.name)
-    assert ctx.leases is not None
-    running = attempt_running(attempt, ctx.leases.holder(target.name) is not None)
-    if attempt is not None and attempt.status == "building" and not running:
-        attempt = interrupted(attempt)
+    attempt, running = None, False
+    if not usable_only:
+        attempt = ctx.store.attempt(target.name)
+        assert ctx.leases is not None
+        running = attempt_running(attempt, ctx.leases.holder(target.name) is not None)
+        if attempt is not None and attempt.status == "building" and not running:
+            attempt = interrupted(attempt)
     policy = policy_for(ctx.model, target)
     since = None
     if record is not None and policy.max_staleness_seconds is not None:
@@ -222,7 +227,10 @@ def inspect(ctx: JobContext, target: Target) -> Inspection:
     error = attempt.error if attempt is not None and attempt.status == "failed" else None
     assessment = assess(facts)
     if target.materialization is not None and target.materialization.reads:
-        inners = [(t.name, inspect(ctx, t).assessment) for t in _inners(ctx, target)]
+        inners = [
+            (t.name, inspect(ctx, t, usable_only=usable_only).assessment)
+            for t in _inners(ctx, target)
+        ]
         assessment = through_inners(assessment, inners, policy.max_staleness_seconds)
     return Inspection(target, table, assessment, dict(current.versions), error)
 
@@ -321,7 +329,9 @@ class CatalogAvailability:
                 False, ViewCode.MISSING, f"{table} is not a tile or materialization here"
             )
         self._names[table.lower()] = target.name
-        seen = inspect(self.ctx, target)
+        seen = inspect(self.ctx, target, usable_only=True)
+        if not seen.assessment.view.usable:  # why not, in full (building? failed?)
+            seen = inspect(self.ctx, target)
         view = seen.assessment.view
         if view.usable and seen.table is not None:
             record = seen.table.record

@@ -90,6 +90,24 @@ def declared_targets(
     model: Model, warehouse: str, lattice: str | None = None
 ) -> tuple[Target, ...]:
     """Declared materializations (unless a lattice is named) and every declared tile."""
+    # Freshness asks on every query; a model never changes once loaded, so its targets are
+    # made once per (model object, warehouse, lattice).
+    key = (id(model), warehouse, lattice)
+    found = _DECLARED.get(key)
+    if found is not None and found[0] is model:
+        return found[1]
+    targets = _declared_targets(model, warehouse, lattice)
+    if len(_DECLARED) >= _DECLARED_LIMIT:
+        _DECLARED.clear()
+    _DECLARED[key] = (model, targets)
+    return targets
+
+
+_DECLARED: dict[tuple[int, str, str | None], tuple[Model, tuple[Target, ...]]] = {}
+_DECLARED_LIMIT = 256
+
+
+def _declared_targets(model: Model, warehouse: str, lattice: str | None) -> tuple[Target, ...]:
     found: list[Target] = []
     if lattice is None:
         found.extend(materialization_target(m, warehouse) for m in model.materializations)

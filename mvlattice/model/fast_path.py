@@ -4,9 +4,10 @@
       max_rows: 5000000     # the largest tile (or materialization) it reads, in rows
       max_bytes: 256MiB     # ... and in bytes on storage
       cache_bytes: 1GiB     # Arrow data of small tiles kept in memory, per (tile, version)
+      answer_bytes: 64MiB   # answers kept per query text, served while their tiles are fresh
 
 Sizes are numbers of bytes or strings with a unit (KB, MB, GB, KiB, MiB, GiB). `max_rows: 0`
-turns the tile engine off for the model.
+turns the tile engine off for the model; `answer_bytes: 0` keeps no answers.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from mvlattice.document import Problems, child
 
-KEYS = ("max_rows", "max_bytes", "cache_bytes")
+KEYS = ("max_rows", "max_bytes", "cache_bytes", "answer_bytes")
 
 _UNITS = {
     "": 1, "b": 1,
@@ -32,6 +33,7 @@ class FastPath:
     max_rows: int = 5_000_000
     max_bytes: int = 256 * 2**20
     cache_bytes: int = 2**30
+    answer_bytes: int = 64 * 2**20
 
     @property
     def enabled(self) -> bool:

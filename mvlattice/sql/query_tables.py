@@ -3,6 +3,7 @@ Delta table pinned to a version (`VERSION AS OF n`) so the result matches record
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import sqlglot
@@ -29,6 +30,7 @@ def _tables(tree: exp.Expr, schema: str) -> list[tuple[exp.Table, str]]:
     return found
 
 
+@functools.lru_cache(maxsize=1024)  # freshness asks it of materializations on every query
 def query_tables(sql: str, schema: str) -> tuple[str, ...]:
     """`schema.table` (lower case) of every table the query reads, each once."""
     return tuple(dict.fromkeys(key for _, key in _tables(_parse(sql), schema)))

@@ -93,6 +93,52 @@ def test_an_append_sends_the_next_query_past_the_old_tile(shop: Workspace, spark
     assert typed(again.rows) == typed(after.rows)  # the refreshed tile's version, not the old
 
 
+def test_a_repeated_query_is_served_its_kept_answer(shop: Workspace) -> None:
+    answers = shop.tile_engine.answers
+    first = shop.query(BY_CATEGORY)
+    hits = answers.hits
+    again = shop.query(BY_CATEGORY)
+    assert first.engine == again.engine == "local"
+    assert answers.hits == hits + 1  # not run again
+    assert again.rewrite == first.rewrite and again.columns == first.columns
+    assert typed(again.rows) == typed(shop.query(BY_CATEGORY, rewrite=False).rows)
+    limited = shop.query(BY_CATEGORY, limit=1)  # another limit: another answer
+    assert answers.hits == hits + 1 and len(limited.rows) == 1
+
+
+def test_a_kept_answer_is_never_served_to_another_describer(shop: Workspace) -> None:
+    asked: list[str] = []
+
+    def describer(name: str):
+        def describe(sql: str):
+            asked.append(name)
+            return shop.sql(sql).schema
+
+        return describe
+
+    def refuse(_sql: str, _rows):
+        raise AssertionError("the tile engine was to answer")
+
+    one, other = describer("one"), describer("other")
+    for describe in (one, one, other):
+        found = shop.query(BY_YEAR, runner=refuse, describe=describe)
+        assert found.engine == "local"
+    assert asked == ["one", "other"]  # the second describer checked the SQL itself
+
+
+def test_a_kept_answer_is_not_served_once_the_tile_is_edited_outside(
+    shop: Workspace, spark
+) -> None:
+    assert shop.query(BY_CATEGORY).engine == "local"
+    assert shop.query(BY_CATEGORY).engine == "local"  # kept now
+    spark.sql(f"DELETE FROM {tile_name(shop, ('brand', 'category', 'the_year', 'the_month'))}")
+    after = shop.query(BY_CATEGORY)
+    assert not (after.rewrite.rewritten and after.engine == "local")
+    assert typed(after.rows) == typed(shop.query(BY_CATEGORY, rewrite=False).rows)
+    assert after.rows  # the base tables still have the rows the edited tile lost
+    assert shop.refresh().ok
+
+
 def test_an_unknown_engine_is_a_usage_error(shop: Workspace) -> None:
     from mvlattice.errors import UsageError
 
