@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mvlattice.jobs.batch import BatchResult, Progress
     from mvlattice.jobs.catalog import ApprovedSnapshot, CatalogAvailability, CatalogEntry
     from mvlattice.jobs.hits import HitCounter
+    from mvlattice.jobs.lease import Leases
     from mvlattice.jobs.tables import TableReader
     from mvlattice.jobs.targets import Target
     from mvlattice.lattice.lattice import Lattice
@@ -76,6 +77,7 @@ class Workspace:
         self._tile_engine: TileEngine | None = None
         self._reader: TableReader | None = None
         self._hits: HitCounter | None = None
+        self._leases: Leases | None = None
         self._known_tables: set[tuple[str, str]] = set()  # registered in Spark's catalog here
         self._targets: tuple[float, tuple[Target, ...]] | None = None  # (when listed, targets)
         atexit.register(self._flush_quietly)
@@ -461,7 +463,20 @@ class Workspace:
         answered = Engine.LOCAL if local is not None else Engine.SPARK
         return QueryResult(tuple(columns), tuple(rows), result, elapsed, answered, reason)
 
-    def _kept_answer(self, key: tuple, start: float) -> QueryResult | None:
+    def kept_answer(
+        self, sql: str, limit: int | None, describe: Describe | None
+    ) -> QueryResult | None:
+        """What `query(sql, limit=limit, describe=describe, runner=…)` would answer when the
+        tile engine's answer to it is kept and still approved — decided from local Delta logs
+        only, with no Spark job and no remote store, so a server may call it on its event loop
+        — else None (then `query`)."""
+        import time
+
+        return self._kept_answer((sql, limit, describe), time.perf_counter(), local_only=True)
+
+    def _kept_answer(
+        self, key: tuple, start: float, *, local_only: bool = False
+    ) -> QueryResult | None:
         """The answer kept for `key` when freshness approves, right now, the same snapshot of
         every table it was read from (else None, and the entry is dropped)."""
         import time
@@ -470,7 +485,7 @@ class Workspace:
 
         answers = self.tile_engine.answers
         kept = answers.get(key)
-        if kept is None:
+        if kept is None or (local_only and not kept.decided_locally):
             return None
         availability = self._availability()
         for table, location, version in kept.snapshots:
@@ -497,7 +512,8 @@ class Workspace:
 
         approved = self._approved(availability, result.materializations)
         if not isinstance(approved, Refusal):
-            self.tile_engine.answers.put(key, result, approved, answer)
+            local = all(availability.decided_locally(table) for table in approved)
+            self.tile_engine.answers.put(key, result, approved, answer, local)
 
     def _answer_locally(
         self,
@@ -578,18 +594,21 @@ class Workspace:
         from mvlattice.jobs.catalog import CatalogAvailability
 
         reader, hits = self._catalog_readers()
-        return CatalogAvailability(self.spark, self.model, self.warehouse, reader=reader, hits=hits)
+        return CatalogAvailability(self.spark, self.model, self.warehouse, reader=reader,
+                                   hits=hits, leases=self._leases)  # fmt: skip
 
     def _catalog_readers(self) -> tuple[TableReader, HitCounter]:
         """One table reader (it caches tables' states by Delta version) and one hit counter
         (it writes hits in batches) for every request of this workspace."""
         if self._hits is None:
             from mvlattice.jobs.hits import HitCounter
+            from mvlattice.jobs.lease import Leases
             from mvlattice.jobs.state import StateStore
             from mvlattice.jobs.tables import TableReader
 
             self._reader = TableReader(self.spark)
             self._hits = HitCounter(StateStore.for_warehouse(self.warehouse))
+            self._leases = Leases.for_warehouse(self.warehouse)
         assert self._reader is not None
         return self._reader, self._hits
 

@@ -14,11 +14,13 @@ behind a checkpoint), Spark's DESCRIBE DETAIL answers with the current id.
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import storage
 from mvlattice.delta.commits import Commit, parse_commit
+from mvlattice.delta.newest import newest_commit as newest_local_commit
 from mvlattice.settings import join_location
 from mvlattice.sql.quote import path_identifier
 
@@ -40,13 +42,18 @@ def commit_location(location: str, version: int) -> str:
 
 def latest_version(spark: SparkSession | None, location: str) -> int | None:
     """The table's newest commit version; None when there is no Delta table there."""
+    path = storage.local_name(location)
+    if path is not None:
+        found = newest_local_commit(os.path.join(path, "_delta_log"))
+        if found is not None:
+            return found.version
     try:
         names = storage.child_names(spark, log_location(location))
     except Exception:  # noqa: BLE001 - an unreadable location holds no table we can use
         names = ()
-    newest = newest_commit(names)
-    if newest is not None:
-        return newest
+    version = newest_commit(names)
+    if version is not None:
+        return version
     if not names or spark is None:
         return None
     from mvlattice.delta.versions import table_version  # checkpoint-only logs: let Delta answer

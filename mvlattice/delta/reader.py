@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from mvlattice.delta import log as deltalog
-from mvlattice.delta import storage
+from mvlattice.delta import newest, storage
 from mvlattice.errors import TableUnreadable
 from mvlattice.sql.quote import path_identifier
 
@@ -47,16 +47,17 @@ class TableSnapshot:
 def snapshot(spark: SparkSession | None, location: str) -> TableSnapshot | None:
     """The table's newest version and id; None when no Delta table is at `location`. Raises
     `TableUnreadable` when its log exists but cannot be read."""
-    path = storage.local_path(location)
+    path = storage.local_name(location)
     if path is None:
         return _remote(spark, location)
-    if not (path / "_delta_log").is_dir():
-        return None
-    key = _log_key(path / "_delta_log")
+    log = os.path.join(path, "_delta_log")
+    key = _log_key(log)
     if key is not None and key in _SEEN:
         return _SEEN[key]
+    if key is None and not os.path.isdir(log):
+        return None
     try:
-        table = _open(str(path))
+        table = _open(str(Path(path)))
     except _absent_error():
         return None  # a log without commits: no table yet
     except Exception as exc:  # noqa: BLE001 - delta-rs cannot read it: Spark may
@@ -78,17 +79,13 @@ _SEEN: dict[tuple[str, int, int, int], TableSnapshot] = {}
 _SEEN_LIMIT = 1024
 
 
-def _log_key(log: Path) -> tuple[str, int, int, int] | None:
+def _log_key(log: str) -> tuple[str, int, int, int] | None:
     """(log, newest commit version, its modification time in ns, its size); None when the log
     has no JSON commit to tell by (a table recreated rewrites it: another time)."""
-    try:
-        newest = deltalog.newest_commit(tuple(os.listdir(log)))
-        if newest is None:
-            return None
-        stat = (log / f"{newest:020d}.json").stat()
-    except OSError:
+    found = newest.newest_commit(log)
+    if found is None:
         return None
-    return (str(log), newest, stat.st_mtime_ns, stat.st_size)
+    return (log, found.version, found.mtime_ns, found.size)
 
 
 def spark_snapshot(spark: SparkSession, location: str, tried: str = "") -> TableSnapshot | None:

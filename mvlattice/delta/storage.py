@@ -31,6 +31,13 @@ def local_path(location: str) -> Path | None:
     return None if "://" in location else Path(location)
 
 
+def local_name(location: str) -> str | None:
+    """`local_path` as a string, without making a Path (freshness asks on every query)."""
+    if location.startswith("file:"):
+        return location.removeprefix("file:").replace("///", "/", 1)
+    return None if "://" in location else location
+
+
 def child_names(spark: SparkSession | None, location: str) -> tuple[str, ...]:
     """Names of the entries directly under `location` (empty when it does not exist)."""
     path = local_path(location)
@@ -90,9 +97,9 @@ def data_files(spark: SparkSession | None, location: str) -> tuple[FileInfo, ...
 def files_exist(spark: SparkSession | None, location: str, names: tuple[str, ...]) -> bool:
     """Whether the files `names` (relative to `location`) all exist: locally a stat each;
     remotely only the first is asked (one request)."""
-    path = local_path(location)
+    path = local_name(location)
     if path is not None:
-        return all(os.path.exists(path / name) for name in names)
+        return all(os.path.exists(os.path.join(path, name)) for name in names)
     fs, jpath = _hadoop(spark, location)
     return not names or bool(fs.exists(_child(spark, jpath, names[0])))
 

@@ -1,5 +1,7 @@
-"""Replacing a small local Delta table's rows in one commit without Spark (delta-rs): what a
-merge computed in-process writes (`jobs.local_merge`).
+"""Writing small local Delta tables in one commit without Spark (delta-rs): replacing a tile's
+rows with what a merge computed in-process (`jobs.local_merge`), and appending the query log's
+batches (`querylog.log.append`) — a Spark append converts each row in Python and runs a job,
+which a busy service's requests would wait behind.
 
 The commit is made against the exact version the rows were computed from, with no retry: if
 anyone committed since, it is refused (`OverwriteRefused`) and nothing is written — a merge of
@@ -53,3 +55,24 @@ def overwrite(location: str, version: int, rows: pa.Table, user_metadata: str) -
                 f"delta-rs did not write {location} over version {version}: {first_line(exc)}"
             ) from exc
     return version + 1
+
+
+class AppendRefused(MvlatticeError):
+    """delta-rs did not append the rows (nothing was written): the caller appends with Spark."""
+
+
+def append(location: str, rows: pa.Table) -> None:
+    """Append `rows` to the local Delta table at `location` in one commit, creating the table
+    when there is none and adding columns the table lacks (as Spark's `mergeSchema`)."""
+    from deltalake import write_deltalake
+
+    path = storage.local_path(location)
+    if path is None:
+        raise AppendRefused(f"{location} is not on a local file system")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            write_deltalake(str(path), rows, mode="append", schema_mode="merge")
+        except Exception as exc:  # noqa: BLE001 - delta-rs's own errors, in one line
+            why = first_line(exc)
+            raise AppendRefused(f"delta-rs did not append to {location}: {why}") from exc

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mvlattice.engine.tile_engine import LocalAnswer
+    from mvlattice.engine.results import LocalAnswer
     from mvlattice.jobs.catalog import ApprovedSnapshot
     from mvlattice.mvrewrite.rewriter import RewriteResult
 
@@ -38,6 +38,9 @@ class CachedAnswer:
     snapshots: Snapshots
     answer: LocalAnswer
     size_bytes: int
+    # Whether deciding the tables' freshness again reads only local Delta logs (no Spark, no
+    # remote store): then a server may check and serve the entry on its event loop.
+    decided_locally: bool = False
 
 
 def snapshots_of(approved: Mapping[str, ApprovedSnapshot]) -> Snapshots:
@@ -50,8 +53,8 @@ class AnswerCache:
         self._entries: OrderedDict[Hashable, CachedAnswer] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
+        self.hits = 0  # kept answers served
+        self.dropped = 0  # kept answers found no longer approved (and dropped)
 
     @property
     def bytes(self) -> int:
@@ -66,11 +69,12 @@ class AnswerCache:
             return found
 
     def served(self, hit: bool) -> None:
+        """Count a kept answer served (`hit`), or found no longer approved."""
         with self._lock:
             if hit:
                 self.hits += 1
             else:
-                self.misses += 1
+                self.dropped += 1
 
     def put(
         self,
@@ -78,11 +82,12 @@ class AnswerCache:
         rewrite: RewriteResult,
         approved: Mapping[str, ApprovedSnapshot],
         answer: LocalAnswer,
+        decided_locally: bool = False,
     ) -> None:
         size = answer_size(answer)
         if size > self.budget_bytes // 8:
             return
-        entry = CachedAnswer(rewrite, snapshots_of(approved), answer, size)
+        entry = CachedAnswer(rewrite, snapshots_of(approved), answer, size, decided_locally)
         with self._lock:
             old = self._entries.pop(key, None)
             if old is not None:

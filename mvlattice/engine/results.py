@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,14 @@ _INTEGER_RANGES = {
 }
 _DUCK_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
                   "USMALLINT", "UINTEGER", "UBIGINT")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class LocalAnswer:
+    """The tile engine's answer: Spark's column names, each value as `collect()` gives it."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
 
 
 class _Unfit(Exception):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from mvlattice.delta import storage
 from mvlattice.delta.reader import first_line
 from mvlattice.engine.answer_cache import AnswerCache
-from mvlattice.engine.results import spark_rows
+from mvlattice.engine.results import LocalAnswer, spark_rows
 from mvlattice.engine.tile_cache import TileCache
 from mvlattice.engine.watchdog import Watchdog
 from mvlattice.errors import QueryTimeoutError
@@ -39,12 +39,6 @@ Describe = Callable[[str], "StructType"]
 
 _PLANS = 512  # transpiled queries and Spark schemas kept, by SQL and versions
 DEFAULT_TIMEOUT = 60.0  # seconds, as the service's --query-timeout
-
-
-@dataclass(frozen=True, slots=True)
-class LocalAnswer:
-    columns: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,9 +75,28 @@ class Runtime:
         self.metrics.gauges["mvlattice_query_log_append_failures_total"] = lambda: sum(
             w.failures for w in self.writers.values()
         )
+        self._engine_gauges()
         if schedule:
             for name, ws in self.workspaces.items():
                 self._schedule(name, ws)
+
+    def _engine_gauges(self) -> None:
+        """The tile engine's memory against its budgets and its kept answers, summed over the
+        served models."""
+        engines = [ws.tile_engine for ws in self.workspaces.values()]
+        gauges = {
+            "mvlattice_tile_cache_bytes": lambda: sum(e.cache.bytes for e in engines),
+            "mvlattice_tile_cache_budget_bytes": lambda: sum(
+                e.cache.budget_bytes for e in engines
+            ),
+            "mvlattice_tile_cache_peak_bytes": lambda: sum(e.cache.peak_bytes for e in engines),
+            "mvlattice_kept_answers_bytes": lambda: sum(e.answers.bytes for e in engines),
+            "mvlattice_kept_answers_served_total": lambda: sum(e.answers.hits for e in engines),
+            "mvlattice_kept_answers_dropped_total": lambda: sum(
+                e.answers.dropped for e in engines
+            ),
+        }
+        self.metrics.gauges.update(gauges)
 
     def _schedule(self, name: str, ws: Workspace) -> None:
         from mvlattice.jobs.cron import scheduled_targets

@@ -122,6 +122,22 @@ class WorkspaceBackend:
             return None
         return answer_of(name, result, limit)
 
+    def query_kept(
+        self, sql: str, rewrite: bool, limit: int, model: str | None
+    ) -> Answer | None:
+        """The tile engine's kept answer to the query while freshness, decided from local
+        Delta logs alone, still approves every tile it was read from; else None. Cheap and
+        free of Spark: the service asks it on its event loop, before any thread. A request
+        that names no model among several goes the long way (which model rewrites it is a
+        rewrite's to decide)."""
+        if not rewrite or self.engine == "spark":
+            return None
+        if model is None and len(self.workspaces) > 1:
+            return None
+        name, ws = self._pick(model)[0]
+        result = ws.kept_answer(sql, limit + 1, self._describer(name, ws))
+        return None if result is None else answer_of(name, result, limit)
+
     def _query_model(self, sql: str, rewrite: bool, model: str | None) -> tuple[str, Workspace]:
         name = model
         if name is None and len(self.workspaces) > 1:

@@ -34,14 +34,29 @@ from mvlattice.sql.refusal import Refusal
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from mvlattice.lattice.lattice import TileSpec
+
 
 def definition_of(model: Model, target: Target) -> str:
     """The defining SQL recorded with the table; a table built from another definition is
     out of date whatever its versions say."""
-    if target.spec is not None:
-        return star_tile_sql(model.lattice(target.spec.lattice), target.spec)
-    assert target.materialization is not None
-    return target.materialization.sql
+    if target.spec is None:
+        assert target.materialization is not None
+        return target.materialization.sql
+    # Freshness compares it on every query: made once per (model object, tile spec).
+    key = (id(model), target.spec)
+    found = _DEFINITIONS.get(key)
+    if found is not None and found[0] is model:
+        return found[1]
+    sql = star_tile_sql(model.lattice(target.spec.lattice), target.spec)
+    if len(_DEFINITIONS) >= _DEFINITIONS_LIMIT:
+        _DEFINITIONS.clear()
+    _DEFINITIONS[key] = (model, sql)
+    return sql
+
+
+_DEFINITIONS: dict[tuple[int, TileSpec], tuple[Model, str]] = {}
+_DEFINITIONS_LIMIT = 4096
 
 
 def build_tile(

@@ -22,6 +22,7 @@ from mvlattice.jobs.build import definition_of
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.freshness import Assessment, Facts, assess, attempt_running, interrupted
 from mvlattice.jobs.hits import HitCounter
+from mvlattice.jobs.lease import Leases
 from mvlattice.jobs.naming import TILE_DATABASE, is_tile_table_name, lattice_prefix
 from mvlattice.jobs.nested import through_inners
 from mvlattice.jobs.record import Version, iso, spec_from_json
@@ -235,6 +236,27 @@ def inspect(ctx: JobContext, target: Target, *, usable_only: bool = False) -> In
     return Inspection(target, table, assessment, dict(current.versions), error)
 
 
+def decided_locally(ctx: JobContext, target: Target) -> bool:
+    """Whether `inspect(ctx, target, usable_only=True)` reads nothing but the local Delta logs
+    of the target and its sources: no Spark job, no remote store, no walk of a Parquet/CSV
+    table's files. The service decides such a freshness on its event loop, as fast as a
+    request is parsed; any other goes to a worker thread."""
+    if storage.local_path(target.location) is None:
+        return False
+    tables, unknown = target_sources(ctx.model, target, ctx.warehouse)
+    local_delta = all(
+        t.location is not None
+        and (t.format or "delta") == "delta"
+        and storage.local_path(t.location) is not None
+        for t in tables
+    )
+    if unknown or not local_delta:
+        return False
+    if target.materialization is not None and target.materialization.reads:
+        return all(decided_locally(ctx, inner) for inner in _inners(ctx, target))
+    return True
+
+
 def _inners(ctx: JobContext, target: Target) -> tuple[Target, ...]:
     """The materializations `target` reads directly (the model refuses cycles)."""
     from mvlattice.jobs.targets import materialization_target
@@ -310,12 +332,15 @@ class CatalogAvailability:
         *,
         reader: TableReader | None = None,
         hits: HitCounter | None = None,
+        leases: Leases | None = None,
     ) -> None:
         """`reader`: one kept across requests (it caches tables' states by version); `hits`:
-        where hits go in batches (else one store transaction each)."""
+        where hits go in batches (else one store transaction each); `leases`: the warehouse's
+        (made once by a caller that asks on every request)."""
         where = warehouse or model.warehouse
         store = store or (hits.store if hits is not None else StateStore.for_warehouse(where))
-        self.ctx = JobContext(spark, model, where, store, reader or TableReader(spark), clock)
+        reader = reader or TableReader(spark)
+        self.ctx = JobContext(spark, model, where, store, reader, clock, leases=leases)
         self.hits = hits
         self._names: dict[str, str] = {}  # table (lower case) -> its target's name
         # table (lower case) -> the snapshot its usable state was decided on: the one version
@@ -342,6 +367,11 @@ class CatalogAvailability:
                 size_bytes=seen.table.size_bytes,
             )
         return view
+
+    def decided_locally(self, table: str) -> bool:
+        """Whether `state(table)` reads only local Delta logs (see `decided_locally`)."""
+        target = self.target(table)
+        return target is not None and decided_locally(self.ctx, target)
 
     def record_hit(self, table: str) -> None:
         name = self._names.get(table.lower())

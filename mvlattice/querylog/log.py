@@ -35,6 +35,7 @@ from mvlattice.settings import join_location
 from mvlattice.sql.fingerprint import blank_literals, describe, parse_statement
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import SparkSession
 
 
@@ -150,14 +151,51 @@ def log_location(warehouse: str) -> str:
 
 # -- writing -----------------------------------------------------------------------------------
 def append(spark: SparkSession, warehouse: str, records: Iterable[LogRecord]) -> int:
-    """Append records to the table (created by the first append); the number written."""
-    rows = [r.row() for r in records]
-    if rows:
-        frame = spark.createDataFrame(rows, SCHEMA).coalesce(1)  # one small file per batch
-        writer = frame.write.format("delta").mode("append")
-        # mergeSchema: a table written before `sql_form` or `engine` existed gains the column
-        writer.option("mergeSchema", "true").save(log_location(warehouse))
-    return len(rows)
+    """Append records to the table (created by the first append); the number written. A local
+    table is appended to by delta-rs from Arrow columns (no Python work per value, no Spark
+    job: a serving process's requests do not wait behind it); anything delta-rs or Arrow
+    refuses, and every remote table, by Spark, which says what it refuses in its own words."""
+    from mvlattice.delta import storage
+    from mvlattice.delta.writer import AppendRefused
+    from mvlattice.delta.writer import append as append_locally
+
+    batch = list(records)
+    if not batch:
+        return 0
+    location = log_location(warehouse)
+    if storage.local_path(location) is not None:
+        try:
+            append_locally(location, arrow_rows(batch))
+            return len(batch)
+        except (AppendRefused, ValueError, TypeError) as exc:  # Arrow refuses a value so
+            logging.getLogger("mvlattice.service").debug("query log: Spark appends: %s", exc)
+    frame = spark.createDataFrame([r.row() for r in batch], SCHEMA).coalesce(1)  # one file
+    writer = frame.write.format("delta").mode("append")
+    # mergeSchema: a table written before `sql_form` or `engine` existed gains the column
+    writer.option("mergeSchema", "true").save(location)
+    return len(batch)
+
+
+def arrow_rows(records: Iterable[LogRecord]) -> pa.Table:
+    """The records as an Arrow table of the log's schema (Spark's types; raises what Arrow
+    raises for a value of the wrong type)."""
+    import pyarrow as pa
+
+    batch = list(records)
+    types = {
+        "time": pa.timestamp("us", tz="UTC"),
+        "rewritten": pa.bool_(),
+        "views": pa.list_(pa.string()),
+        "latency_ms": pa.float64(),
+    }
+    columns = {
+        c: pa.array(
+            [list(r.views) if c == "views" else getattr(r, c) for r in batch],
+            types.get(c, pa.string()),
+        )
+        for c in COLUMNS
+    }
+    return pa.table(columns)
 
 
 def log_now(spark: SparkSession, warehouse: str, requests: Iterable[Request]) -> int:

@@ -233,6 +233,15 @@ def test_query_answers_and_the_logs_say_which_engine_answered(
     status, text = server.call("GET", "/metrics")
     assert 'mvlattice_queries_total{engine="spark"}' in text
     assert 'mvlattice_queries_total{engine="local"}' in text
+    served = gauge(text, "mvlattice_kept_answers_served_total")
+    status, again = server.call("POST", "/v1/query", {"sql": BY_CATEGORY})
+    assert status == 200 and again["engine"] == "local" and rows(again) == rows(hit)
+    status, text = server.call("GET", "/metrics")
+    assert gauge(text, "mvlattice_kept_answers_served_total") == served + 1  # kept, served
+    assert gauge(text, "mvlattice_kept_answers_bytes") > 0
+    assert 0 < gauge(text, "mvlattice_tile_cache_bytes") <= gauge(
+        text, "mvlattice_tile_cache_budget_bytes"
+    )
 
     def logged() -> list:
         found = read_log(str(server.warehouse), spark=spark)
@@ -240,6 +249,11 @@ def test_query_answers_and_the_logs_say_which_engine_answered(
 
     (record,) = wait_until(logged, 120, "the marked query in the query log", 0.5)
     assert (record.kind, record.source, record.engine) == ("query", "http", "spark")
+
+
+def gauge(text: str, name: str) -> float:
+    (value,) = [line.split()[1] for line in text.splitlines() if line.startswith(name + " ")]
+    return float(value)
 
 
 def test_the_catalog_counts_hits_of_queries(server: Server, built: dict) -> None:

@@ -143,3 +143,28 @@ def test_a_table_from_before_engine_takes_appends_and_reads(spark: Any, tmp_path
     ]  # fmt: skip
     columns = spark.read.format("delta").load(location).columns
     assert columns[-1] == "engine" and len(columns) == len(querylog.COLUMNS)
+
+
+def test_a_local_log_is_appended_without_spark_and_reads_as_spark_wrote_it(
+    spark: Any, tmp_path: Path
+) -> None:
+    import json
+
+    location = Path(querylog.log_location(str(tmp_path)))
+    querylog.append(spark, str(tmp_path), [to_record(request(1, views=("mvlattice.t",)))])
+    querylog.append(spark, str(tmp_path), [to_record(request(2, engine="local"))])
+    commits = sorted((location / "_delta_log").glob("*.json"))
+    infos = [
+        json.loads(line)["commitInfo"]
+        for path in commits
+        for line in path.read_text().splitlines()
+        if "commitInfo" in line
+    ]
+    assert len(infos) == 2 and all("delta-rs" in str(i.get("clientVersion")) for i in infos)
+    frame = spark.read.format("delta").load(str(location))
+    types = dict(frame.dtypes)
+    assert types["time"] == "timestamp" and types["views"] == "array<string>"
+    assert types["rewritten"] == "boolean" and types["latency_ms"] == "double"
+    logged = read_log(str(tmp_path), spark=spark)
+    assert [(r.views, r.engine) for r in logged] == [(("mvlattice.t",), ""), ((), "local")]
+    assert abs(logged[0].time.timestamp() - request(1).at) < 1e-3

@@ -23,7 +23,10 @@ def answer(rows: int, text: str = "x") -> LocalAnswer:
 
 def test_an_entry_remembers_the_snapshot_of_each_table_read() -> None:
     cache = AnswerCache(1 << 20)
-    approved = {**APPROVED, "mvlattice.u": ApprovedSnapshot(location="/w/u", version=0, rows=1, size_bytes=1)}
+    approved = {
+        **APPROVED,
+        "mvlattice.u": ApprovedSnapshot(location="/w/u", version=0, rows=1, size_bytes=1),
+    }
     cache.put("q", REWRITE, approved, answer(2))
     found = cache.get("q")
     assert found is not None
