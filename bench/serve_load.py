@@ -26,7 +26,9 @@ not refused with a 4xx. No solo run or HTTP-only baseline then; a short warm-up 
 With --engines the clients run queries (`POST /v1/query`) in two phases of --seconds each:
 "tiles", every query one the shop's (category, year) tile answers (rewritten onto a small fresh
 tile: the tile engine's to answer in the server's driver), then "mixed", where a share of them
-(--spark-share, 1 in 4) are queries no view answers, which Spark must run. It reports per kind
+(--spark-share, 1 in 4) are queries no view answers, which Spark must run; `--phase unique`
+(or `all`) adds a phase of tile-answerable queries whose every text is new (a numbering comment),
+so no kept answer serves them: each is rewritten and run by the tile engine. It reports per kind
 (tile / spark) the count, p50/p90/p99 latency, errors and the engine each answer names, the
 server's peak resident memory (its process tree sampled every 0.5 s, and each process's VmHWM;
 with --url only given --server-pid) and, when /metrics shows them, the tile cache's bytes
@@ -36,7 +38,8 @@ with 0 errors; mixed, the tile-answerable queries' p99 <= 100 ms. --phase runs o
     python bench/serve_load.py [--clients 32] [--seconds 60] [--solo-seconds 10] [--json]
                                [--url http://127.0.0.1:PORT] [--token-file F] [--keep]
                                [--no-baseline] [--mixed [--hostile-share 0.25]]
-                               [--engines [--spark-share 0.25] [--phase both|tiles|mixed]
+                               [--engines [--spark-share 0.25]
+                                [--phase both|tiles|mixed|unique|all]
                                 [--server-pid PID]]
 """
 
@@ -698,17 +701,27 @@ class Answered:
 
 
 async def engine_client(
-    url: str, token: str | None, seed: int, stop_at: float, spark_share: float
+    url: str,
+    token: str | None,
+    seed: int,
+    stop_at: float,
+    spark_share: float,
+    unique: bool = False,
 ) -> list[Answered]:
     """One closed-loop client: `POST /v1/query` of a query that needs Spark with probability
-    `spark_share`, else a tile-answerable one."""
+    `spark_share`, else a tile-answerable one. `unique`: each text is new (a comment numbers
+    it), so no answer kept for an earlier text serves it: rewritten and run every time."""
     parts = urllib.parse.urlsplit(url)
     conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
     rng = random.Random(seed)
     out: list[Answered] = []
+    sent = 0
     while time.perf_counter() < stop_at:
         cls = "spark" if rng.random() < spark_share else "tile"
         sql = spark_query(rng) if cls == "spark" else tile_query(rng)
+        sent += 1
+        if unique:
+            sql = f"/* client {seed} query {sent} */ {sql}"
         started = time.perf_counter()
         try:
             status, payload = await asyncio.wait_for(
@@ -787,14 +800,23 @@ def engine_summary(answers: list[Answered]) -> dict:
 
 
 async def engine_load(
-    url: str, token: str | None, clients: int, seconds: float, spark_share: float, pid: int | None
+    url: str,
+    token: str | None,
+    clients: int,
+    seconds: float,
+    spark_share: float,
+    pid: int | None,
+    unique: bool = False,
 ) -> dict:
     stop_at = time.perf_counter() + seconds
     started = time.perf_counter()
     stop = asyncio.Event()
     memory = asyncio.create_task(watch_rss(pid, stop))
     runs = await asyncio.gather(
-        *(engine_client(url, token, 3000 + i, stop_at, spark_share) for i in range(clients))
+        *(
+            engine_client(url, token, 3000 + i, stop_at, spark_share, unique)
+            for i in range(clients)
+        )
     )
     elapsed = time.perf_counter() - started
     stop.set()
@@ -876,7 +898,15 @@ def tile_cache_metrics(url: str, token: str | None) -> dict | None:
         m.group(1): float(m.group(2))
         for m in re.finditer(r'^mvlattice_queries_total\{engine="(\w+)"\} (\S+)$', text, re.M)
     }
-    return {"tile_cache": found or None, "queries_by_engine": answered or None}
+    kept = {
+        m.group(1): float(m.group(2))
+        for m in re.finditer(r"^mvlattice_kept_answers_(\w+) (\S+)$", text, re.M)
+    }
+    return {
+        "tile_cache": found or None,
+        "kept_answers": kept or None,
+        "queries_by_engine": answered or None,
+    }
 
 
 def report_engine(results: dict, as_json: bool) -> None:
@@ -914,6 +944,7 @@ def report_engine(results: dict, as_json: bool) -> None:
     else:
         print("tile cache: not exposed by the server's /metrics")
     print(f"queries by engine (from /metrics): {cache.get('queries_by_engine')}")
+    print(f"kept answers (from /metrics): {cache.get('kept_answers')}")
     if results.get("warm_up_problems"):
         print(f"warm-up problems: {results['warm_up_problems']}")
     for line in engine_verdicts(results):
@@ -948,9 +979,9 @@ def engine_failed(results: dict) -> bool:
 
 def run_engines(args: argparse.Namespace, url: str, token: str | None, server, pid) -> int:
     """--engines: the tile-answerable load, then the mixed one, on the same server."""
-    shares = {"tiles": 0.0, "mixed": args.spark_share}
-    if args.phase != "both":
-        shares = {args.phase: shares[args.phase]}
+    shares = {"tiles": 0.0, "mixed": args.spark_share, "unique": 0.0}
+    phases = {"both": ("tiles", "mixed"), "all": tuple(shares)}.get(args.phase, (args.phase,))
+    shares = {phase: shares[phase] for phase in phases}
     results: dict = {"phases": {}}
     try:
         say("warming up: each query shape a few times …")
@@ -959,7 +990,7 @@ def run_engines(args: argparse.Namespace, url: str, token: str | None, server, p
             say(f"{phase}: {args.clients} clients for {args.seconds:g} s, share needing Spark "
                 f"{share:g} …")  # fmt: skip
             results["phases"][phase] = asyncio.run(
-                engine_load(url, token, args.clients, args.seconds, share, pid)
+                engine_load(url, token, args.clients, args.seconds, share, pid, phase == "unique")
             )
         results["server_metrics"] = tile_cache_metrics(url, token)
     finally:
@@ -1067,7 +1098,10 @@ def main() -> int:
         "--spark-share", type=float, default=0.25, help="with --engines: mixed share (0.25)"
     )
     parser.add_argument(
-        "--phase", choices=("both", "tiles", "mixed"), default="both", help="with --engines"
+        "--phase",
+        choices=("both", "tiles", "mixed", "unique", "all"),
+        default="both",
+        help="with --engines: both = tiles then mixed; unique = tile-answerable, every text new",
     )
     parser.add_argument("--server-pid", type=int, help="with --url: its pid, for its memory")
     parser.add_argument("--null-server", type=int, help=argparse.SUPPRESS)
