@@ -109,7 +109,8 @@ def _plan_table(result) -> str:  # a BatchResult of a dry run
     def rows(n: int | None) -> str:
         return "" if n is None else f"{n:,}"
 
-    columns = ["name", "path", "incremental rows", "full rows", "full from", "why"]
+    columns = ["name", "path", "incremental rows", "partition rows", "full rows", "full from",
+               "why"]  # fmt: skip
     lines = []
     for r in result.results:
         e = r.estimate
@@ -119,6 +120,7 @@ def _plan_table(result) -> str:  # a BatchResult of a dry run
                 r.target,
                 path,
                 rows(e.incremental_rows) if e else "",
+                rows(e.partition_rows) if e and e.partitions else "",
                 rows(e.full_rows) if e else "",
                 e.full_from if e else "",
                 r.reason,

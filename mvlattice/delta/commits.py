@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 # Actions an append may carry besides `add`: its commit info and idempotent-write markers.
 HARMLESS = frozenset({"commitInfo", "txn"})
+
+
+# A data file's partition values, by partition column, sorted by column name.
+Partition = tuple[tuple[str, str | None], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,12 @@ class Commit:
     # Rows the commit adds, deletes or updates (an update twice: old and new values), from its
     # operationMetrics; None when the writer did not say.
     rows_changed: int | None = None
+    # The partition values of every file it adds (and of its change files): partitions whose
+    # rows it may have changed. `()` for an unpartitioned table's files.
+    partitions: frozenset[Partition] = field(default=frozenset(), compare=False)
+    # Each file it removes, with the partition values its `remove` action gives — which may
+    # lack some: Delta leaves NULL values (and, in old logs, all of them) out of removes.
+    removed: tuple[tuple[str, Partition], ...] = field(default=(), compare=False)
 
     @property
     def append_only(self) -> bool:
@@ -58,9 +68,15 @@ def parse_commit(version: int, actions: Iterable[Mapping]) -> Commit:
     other: list[str] = []
     user_metadata, changes_data = None, False
     rows_changed: int | None = None
+    partitions: set[Partition] = set()
+    removed: list[tuple[str, Partition]] = []
     for action in actions:
         for kind, body in action.items():
             changes_data = changes_data or _changes_data(kind, body)
+            if kind in ("add", "cdc") and isinstance(body, Mapping):
+                partitions.add(_partition(body))
+            elif kind == "remove" and isinstance(body, Mapping):
+                removed.append((unquote(str(body.get("path", ""))), _partition(body)))
             if kind == "commitInfo":
                 operation = str(body.get("operation", operation))
                 tag = body.get("userMetadata")
@@ -92,7 +108,14 @@ def parse_commit(version: int, actions: Iterable[Mapping]) -> Commit:
         user_metadata,
         changes_data,
         rows_changed,
+        frozenset(partitions),
+        tuple(removed),
     )
+
+
+def _partition(body: Mapping) -> Partition:
+    values = body.get("partitionValues") or {}
+    return tuple(sorted((str(k), None if v is None else str(v)) for k, v in values.items()))
 
 
 # operationMetrics that count changed rows, and how many feed rows each row makes.

@@ -20,10 +20,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mvlattice.delta import log as deltalog
+from mvlattice.delta.partitioning import file_partitions, partition_columns, rows_in
 from mvlattice.errors import MvlatticeError
 from mvlattice.jobs import local_merge, vacuum
 from mvlattice.jobs.build import (
     build_materialization,
+    build_partitions,
     build_tile,
     definition_of,
     merge_changes,
@@ -36,6 +38,9 @@ from mvlattice.jobs.cost import LOCAL_MIN_SAVING, MIN_SAVING, Estimate, choose
 from mvlattice.jobs.lease import Holder, LeaseHeld
 from mvlattice.jobs.nested import full_reason
 from mvlattice.jobs.order import Ancestor, build_order, cheapest_ancestor
+from mvlattice.jobs.partitions import PartitionScope
+from mvlattice.jobs.partitions import complete as complete_partitions
+from mvlattice.jobs.partitions import scope as partition_scope
 from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.registration import ensure_registered
 from mvlattice.jobs.retraction import retraction_blocker
@@ -59,9 +64,10 @@ from mvlattice.sql.refusal import Refusal
 MERGE_WORKERS = 4
 
 
-# A tile's path, why, the estimates (when incremental was correct) and the ancestor a full
-# build rolls up.
-Choice = tuple[RefreshPath, str, "Estimate | None", "Ancestor | None"]
+# A tile's path, why, the estimates (when another path than full was correct), the ancestor a
+# full build rolls up and the partitions the partitions path recomputes.
+Choice = tuple[RefreshPath, str, "Estimate | None", "Ancestor | None", "PartitionScope | None"]
+PARTITIONS = RefreshPath.PARTITIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +226,9 @@ class _Batch:
         self.star_rows: dict[str, int | None] = {}
         self.feeds: dict[str, bool] = {}
         self.not_null: dict[str, frozenset[str]] = {}
+        self.partitioning: dict[tuple[str, int], tuple[tuple[str, str], ...] | None] = {}
+        self.partition_rows: dict[tuple, int | None] = {}
+        self.touched: dict[tuple, tuple | None] = {}
         self.changes = ChangeCache(ctx.spark, ctx.model)
         # Per lattice, the tiles of the batch whose deltas the change's aggregate must give.
         self.mergeable: dict[str, tuple[TileSpec, ...]] = {}
@@ -399,8 +408,13 @@ class _Batch:
             reason = decision.reason
         else:
             assert choice is not None
-            path, reason, estimate, ancestor = choice
-            if path == INCREMENTAL:
+            path, reason, estimate, ancestor, scope = choice
+            if path == PARTITIONS:
+                assert scope is not None
+                table = self.ctx.reader.state(target.location)
+                assert table is not None
+                record = build_partitions(self.ctx, target, sources, table.version, scope, started)
+            elif path == INCREMENTAL:
                 table = self.ctx.reader.state(target.location)
                 assert table is not None
                 lattice = self.ctx.model.lattice(target.spec.lattice)
@@ -459,15 +473,19 @@ class _Batch:
             candidates = self._candidates(lattice)
             ancestor = cheapest_ancestor(target.spec, candidates, self._star_rows(lattice))
         rolled = f"; rolled up from {ancestor.name}" if ancestor else ""
-        if decision.path != INCREMENTAL:
-            return FULL, decision.reason + rolled, None, ancestor
+        scope = self._scope(lattice, target.spec, decision)
+        if decision.path != INCREMENTAL and not isinstance(scope, PartitionScope):
+            return FULL, decision.reason + (scope or "") + rolled, None, ancestor, None
         table = self.ctx.reader.state(target.location)
         record = table.record if table else None
         blocker = None
-        if decision.feed:
+        if decision.path != INCREMENTAL:
+            blocker = "the change cannot be merged"
+        elif decision.feed:
             blocker = retraction_blocker(target.spec, self._not_null(lattice))
         tile_rows = record.rows if record else None
         in_process = local_merge.likely(target.location, tile_rows, decision.change_rows)
+        by_partitions = isinstance(scope, PartitionScope)
         estimate = choose(
             tile_rows=tile_rows,
             change_rows=decision.change_rows,
@@ -475,11 +493,74 @@ class _Batch:
             full_from=ancestor.name if ancestor else "star",
             blocker=blocker,
             min_saving=LOCAL_MIN_SAVING if in_process else MIN_SAVING,
+            partitions=by_partitions,
+            partition_rows=self._partition_rows(lattice, decision) if by_partitions else None,
         )
         reason = f"{decision.reason}; {estimate.describe()}"
         if estimate.choice == INCREMENTAL:
-            return INCREMENTAL, reason, estimate, None
-        return FULL, f"{reason} ({estimate.why}){rolled}", estimate, ancestor
+            return INCREMENTAL, reason, estimate, None, None
+        if estimate.choice == PARTITIONS:
+            assert isinstance(scope, PartitionScope)
+            why = f"{reason} ({estimate.why}: {scope.describe()})"
+            return PARTITIONS, why, estimate, None, scope
+        return FULL, f"{reason} ({estimate.why}){rolled}", estimate, ancestor, None
+
+    def _scope(
+        self, lattice: Lattice, spec: TileSpec, decision: RefreshDecision
+    ) -> PartitionScope | str | None:
+        """The partitions path's scope when it is correct; else why not, when the fact table
+        is partitioned (`; not by partitions: …`), or None."""
+        if decision.partitions is None or decision.fact_version is None:
+            return None
+        partitioning = self._partitioning(lattice, decision.fact_version)
+        if not partitioning:
+            return None
+        partitions = self._touched(lattice, decision)
+        if partitions is None:
+            return "; not by partitions: the partitions of the files it removed are not known"
+        found = partition_scope(lattice, spec, partitioning, partitions)
+        return found if isinstance(found, PartitionScope) else f"; not by partitions: {found}"
+
+    def _touched(self, lattice: Lattice, decision: RefreshDecision) -> tuple | None:
+        """Every partition of the fact table the change touched (removed files whose actions
+        lack values looked up among the files of the version the tile holds)."""
+        change, old, new = decision.partitions, decision.from_version, decision.fact_version
+        assert change is not None and new is not None
+        key = (lattice.name, old, new)
+        if key not in self.touched:
+            partitioning = self._partitioning(lattice, new) or ()
+            columns = [name for name, _ in partitioning]
+            lacking = any(not {n for n, _ in v} >= set(columns) for _, v in change.removed)
+            location = _fact(self.ctx, lattice).location
+            before = None
+            if lacking and old is not None and location is not None:
+                before = file_partitions(location, old)
+            self.touched[key] = complete_partitions(change, columns, before)
+        return self.touched[key]
+
+    def _partitioning(self, lattice: Lattice, version: int) -> tuple[tuple[str, str], ...] | None:
+        """The fact table's partition columns and their types at `version` (its log says)."""
+        key = (lattice.name, version)
+        if key not in self.partitioning:
+            fact = _fact(self.ctx, lattice)
+            found = None
+            if fact.location is not None:
+                found = partition_columns(self.ctx.spark, fact.location, version)
+            self.partitioning[key] = found
+        return self.partitioning[key]
+
+    def _partition_rows(self, lattice: Lattice, decision: RefreshDecision) -> int | None:
+        """Rows of the fact table in the partitions the change touched (its files' counts)."""
+        partitions = self._touched(lattice, decision)
+        assert partitions is not None and decision.fact_version is not None
+        key = (lattice.name, decision.fact_version, partitions)
+        if key not in self.partition_rows:
+            fact = _fact(self.ctx, lattice)
+            found = None
+            if fact.location is not None:
+                found = rows_in(fact.location, decision.fact_version, partitions)
+            self.partition_rows[key] = found
+        return self.partition_rows[key]
 
     def _plan(self, target: Target) -> BuildResult:
         """What refreshing the target would do, nothing built (`refresh --dry-run`)."""
@@ -488,7 +569,7 @@ class _Batch:
             return self._skipped(target, decision)
         path, reason, estimate = decision.path, decision.reason, None
         if target.spec is not None:
-            path, reason, estimate, _ancestor = self._choose(target, decision)
+            path, reason, estimate, _ancestor, _scope = self._choose(target, decision)
             # Coarser tiles of the batch may roll up this one once it is built.
             table = self.ctx.reader.state(target.location)
             rows = table.record.rows if table and table.record else target.estimated_rows

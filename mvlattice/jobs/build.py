@@ -12,6 +12,8 @@ from mvlattice.jobs.changerows import ChangeRows
 from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.local_merge import merge_locally
 from mvlattice.jobs.order import Ancestor
+from mvlattice.jobs.partitions import PartitionScope
+from mvlattice.jobs.partitions import refresh_sql as partition_refresh_sql
 from mvlattice.jobs.record import Snapshot, TileRecord
 from mvlattice.jobs.registration import ensure_registered
 from mvlattice.jobs.retraction import retract_tile_sql
@@ -109,6 +111,35 @@ def merge_changes(
     if minus_sql is not None:
         sql = retract_tile_sql(target.spec, sql, minus_sql, types)
     recorder = _recorder(ctx, target, sources, started, target.name, "incremental")
+    return write_table(
+        ctx.spark,
+        target.location,
+        sql,
+        recorder,
+        dimension_columns(target.spec),
+        retention(ctx.spark, ctx.model, target),
+    )
+
+
+def build_partitions(
+    ctx: JobContext,
+    target: Target,
+    sources: Snapshot,
+    tile_version: int,
+    scope: PartitionScope,
+    started: float,
+) -> TileRecord:
+    """The tile with the groups of the fact table's touched partitions recomputed from the
+    star (only those partitions read) and its other rows kept (the partitions path)."""
+    assert target.spec is not None
+    lattice = ctx.model.lattice(target.spec.lattice)
+    relations = pinned_relations(ctx.model, lattice, dict(sources.versions))
+    tile = table_relation(f"delta.{q(target.location)}", tile_version)
+    types = column_types(ctx.spark, target.location, tile_version)
+    sql = partition_refresh_sql(lattice, target.spec, relations, tile, scope, types)
+    recorder = _recorder(
+        ctx, target, sources, started, f"star ({scope.describe()})", "partitions"
+    )
     return write_table(
         ctx.spark,
         target.location,

@@ -18,10 +18,11 @@ retractions is the batch's question (see `retraction`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mvlattice.delta.commits import AddedFile, Commit
 from mvlattice.jobs.identity import identity_changes
+from mvlattice.jobs.partitions import Touched, touched
 from mvlattice.jobs.record import Snapshot, Version
 from mvlattice.jobs.status import RefreshPath
 
@@ -38,6 +39,9 @@ class RefreshDecision:
     from_version: int | None = None  # the fact version the tile holds
 
     change_rows: int | None = None  # rows added, deleted or updated; None: not known
+    # What the change touched of the fact table, when only its rows changed and its log holds
+    # every commit since the tile (see `partitions`); None: not known.
+    partitions: Touched | None = None
 
     @property
     def added_files(self) -> tuple[str, ...]:
@@ -101,13 +105,16 @@ def _changed(
     old, new = recorded.get(fact), current.get(fact)
     if not (isinstance(old, int) and isinstance(new, int)) or new < old:
         return RefreshDecision(FULL, f"fact table {fact} has no Delta history to read changes from")
+    partitions = None if fact_commits is None else touched(fact_commits, old, new)
     if blocker is not None:
-        return RefreshDecision(FULL, blocker)
+        return RefreshDecision(
+            FULL, blocker, fact_version=new, from_version=old, partitions=partitions
+        )
     if fact_commits is None:
         return RefreshDecision(
             FULL, f"the Delta log of {fact} no longer holds versions {old + 1}–{new}"
         )
-    return _appends(fact, old, new, fact_commits, change_feed)
+    return replace(_appends(fact, old, new, fact_commits, change_feed), partitions=partitions)
 
 
 def _appends(
@@ -126,6 +133,8 @@ def _appends(
                 f"version {commit.version} of {fact} ({commit.operation}) does more than append"
                 + _what(commit)
                 + ("" if change_feed else f" and {fact} has no change data feed"),
+                fact_version=new,
+                from_version=old,
             )
     if any(not c.append_only for c in commits):
         counts = [c.rows_changed for c in commits]

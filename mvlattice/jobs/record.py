@@ -55,7 +55,7 @@ class TileRecord:
     built_at: float  # epoch seconds when the source versions were read
     build_seconds: float = 0.0
     built_from: str = "star"  # star | <ancestor table> | <table itself> (incremental) | query
-    refresh_path: str = "full"  # full | rollup | incremental
+    refresh_path: str = "full"  # full | rollup | incremental | partitions
     origin: str = "declared"
     lattice: str | None = None
     dimensions: tuple[str, ...] = ()

@@ -36,3 +36,4 @@ class RefreshPath(StrEnum):
     FULL = "full"  # from the star (or the materialization's SQL)
     ROLLUP = "rollup"  # from a finer tile
     INCREMENTAL = "incremental"  # the appended rows, merged in
+    PARTITIONS = "partitions"  # the fact table's touched partitions recomputed, others kept

@@ -85,7 +85,8 @@ def test_appends_merge_and_other_changes_rebuild(spark, warehouse: Path) -> None
     assert done[fine][0] == "incremental"
     assert done[category] == (
         "rollup",
-        f"COUNT(DISTINCT …) cannot merge appended rows; rolled up from {fine}",
+        "COUNT(DISTINCT …) cannot merge appended rows; not by partitions: the tile does not "
+        f"group by the fact table's partition column time_id; rolled up from {fine}",
     )
     assert done[f"{SCHEMA}.by_year"] == ("full", "materializations are rebuilt in full")
     assert_equal_to_a_full_rebuild(ws, spark)
