@@ -72,18 +72,14 @@ def file_partitions(location: str, version: int) -> dict[str, Partition] | None:
 
 def _files(location: str, version: int) -> list[tuple[str, Partition, int | None]] | None:
     """(path, partition values, rows) of each data file, read by delta-rs from the log."""
-    path = storage.local_path(location)
-    if path is None:
+    import pyarrow as pa
+
+    table = _open(location, version)
+    if table is None:
         return None
     try:
-        import pyarrow as pa
-        from deltalake import DeltaTable
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            table = DeltaTable(str(path), version=version)
-            columns = sorted(table.metadata().partition_columns)
-            adds = pa.table(table.get_add_actions(flatten=True))
+        columns = sorted(table.metadata().partition_columns)
+        adds = pa.table(table.get_add_actions(flatten=True))
     except Exception:  # noqa: BLE001 - not readable here: not known
         return None
     values = {c: adds.column(f"partition.{c}").to_pylist() for c in columns}
@@ -124,6 +120,20 @@ def _typed(columns: list[Any], schema_string: Any) -> tuple[tuple[str, str], ...
 
 
 def _local_columns(location: str, version: int) -> tuple[tuple[str, str], ...] | None:
+    table = _open(location, version)
+    if table is None:
+        return None
+    try:
+        columns = list(table.metadata().partition_columns)
+        schema = table.schema().to_json()
+    except Exception:  # noqa: BLE001 - not readable here: not known
+        return None
+    return _typed(columns, schema)
+
+
+def _open(location: str, version: int) -> Any:  # noqa: ANN401 - a deltalake.DeltaTable
+    """The local table at `version`, read by delta-rs; None for remote tables and logs it
+    cannot read."""
     path = storage.local_path(location)
     if path is None:
         return None
@@ -132,9 +142,6 @@ def _local_columns(location: str, version: int) -> tuple[tuple[str, str], ...] |
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            table = DeltaTable(str(path), version=version)
-            columns = list(table.metadata().partition_columns)
-            schema = table.schema().to_json()
+            return DeltaTable(str(path), version=version)
     except Exception:  # noqa: BLE001 - not readable here: not known
         return None
-    return _typed(columns, schema)

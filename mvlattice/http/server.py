@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
+import gc
 import os
 import socket
 import sys
@@ -254,6 +255,11 @@ def serve(
             super().handle_exit(sig, frame)
 
     server = Server(config)
+    # Spark, the models and the routes made many long-lived objects; left to the cyclic
+    # collector, each of its full passes over them stalls every request in flight. Frozen,
+    # they are never traversed again.
+    gc.collect()
+    gc.freeze()
     try:
         server.run()
     finally:

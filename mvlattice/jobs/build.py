@@ -4,7 +4,7 @@ which also sets the table's vacuum retention (see `vacuum`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from mvlattice.errors import MvlatticeError
@@ -81,14 +81,7 @@ def build_tile(
             lattice, target.spec, pinned_relations(ctx.model, lattice, dict(sources.versions))
         )
         how = ("star", "full")
-    return write_table(
-        ctx.spark,
-        target.location,
-        sql,
-        _recorder(ctx, target, sources, started, *how),
-        dimension_columns(target.spec),
-        retention(ctx.spark, ctx.model, target),
-    )
+    return _write_tile(ctx, target, sql, _recorder(ctx, target, sources, started, *how))
 
 
 def merge_changes(
@@ -111,14 +104,7 @@ def merge_changes(
     if minus_sql is not None:
         sql = retract_tile_sql(target.spec, sql, minus_sql, types)
     recorder = _recorder(ctx, target, sources, started, target.name, "incremental")
-    return write_table(
-        ctx.spark,
-        target.location,
-        sql,
-        recorder,
-        dimension_columns(target.spec),
-        retention(ctx.spark, ctx.model, target),
-    )
+    return _write_tile(ctx, target, sql, recorder)
 
 
 def build_partitions(
@@ -140,14 +126,7 @@ def build_partitions(
     recorder = _recorder(
         ctx, target, sources, started, f"star ({scope.describe()})", "partitions"
     )
-    return write_table(
-        ctx.spark,
-        target.location,
-        sql,
-        recorder,
-        dimension_columns(target.spec),
-        retention(ctx.spark, ctx.model, target),
-    )
+    return _write_tile(ctx, target, sql, recorder)
 
 
 def merge_in_process(
@@ -195,6 +174,21 @@ def build_materialization(
     recorder = _recorder(ctx, target, sources, started, "query", "full")
     return write_table(
         ctx.spark, target.location, sql, recorder, (), retention(ctx.spark, ctx.model, target)
+    )
+
+
+def _write_tile(
+    ctx: JobContext, target: Target, sql: str, recorder: Callable[[int], TileRecord]
+) -> TileRecord:
+    """The tile's rows replaced by `sql`'s in one commit carrying the record `recorder` makes."""
+    assert target.spec is not None
+    return write_table(
+        ctx.spark,
+        target.location,
+        sql,
+        recorder,
+        dimension_columns(target.spec),
+        retention(ctx.spark, ctx.model, target),
     )
 
 
