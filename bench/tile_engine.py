@@ -7,7 +7,10 @@ queries as the workload and builds them (fresh ones are skipped), then for each 
 * base: `ws.query(sql, rewrite=False)` on Spark, median of --spark-runs after one warm-up;
 * spark: `ws.query(sql, engine="spark")`, rewritten and run on Spark, the same;
 * tile engine: `ws.query(sql)` (engine "auto"), p50/p99 of --runs after --warm-up runs; it must
-  be answered by the tile engine ("local"), else the reason Spark answered is printed;
+  be answered by the tile engine ("local"), else the reason Spark answered is printed; after
+  its first run, the answer kept for the query text is served (freshness still decided);
+* new text: the same with a numbering comment each run, so each run is parsed, rewritten,
+  checked and run by the tile engine — the end-to-end time the goal is about;
 * rewrite: `ws.rewrite(sql, explain=False)` alone (the workspace's tiles and freshness), p50.
 
 The rows of all three must be the same (multisets). Then rewriting alone against 100 views:
@@ -97,11 +100,15 @@ def per_query(ws: Workspace, name: str, sql: str, args: argparse.Namespace) -> d
     base = timings(run("base", rewrite=False, engine="spark"), 1, args.spark_runs)
     spark = timings(run("spark", engine="spark"), 1, args.spark_runs)
     local = timings(run("auto"), args.warm_up, args.runs)
+    texts = iter(range(10**9))
+
+    def new_text() -> None:  # no answer kept for an earlier text serves it
+        last["new"] = ws.query(f"/* run {next(texts)} */ {sql}")
+
+    fresh = timings(new_text, args.warm_up, args.runs)
     rewrite = timings(lambda: ws.rewrite(sql, explain=False), args.warm_up, args.runs)
     auto = last["auto"]
-    same = same_rows(last["base"].rows, last["spark"].rows) and same_rows(
-        last["base"].rows, auto.rows
-    )
+    same = all(same_rows(last["base"].rows, last[k].rows) for k in ("spark", "auto", "new"))
     return {
         "name": name,
         "engine": str(auto.engine),
@@ -112,6 +119,9 @@ def per_query(ws: Workspace, name: str, sql: str, args: argparse.Namespace) -> d
         "spark_p50_ms": statistics.median(spark),
         "local_p50_ms": statistics.median(local),
         "local_p99_ms": percentile(local, 0.99),
+        "new_text_p50_ms": statistics.median(fresh),
+        "new_text_p99_ms": percentile(fresh, 0.99),
+        "new_text_engine": str(last["new"].engine),
         "rewrite_p50_ms": statistics.median(rewrite),
     }
 
@@ -152,20 +162,25 @@ def rewrite_100_views(seed: int, repeat: int) -> dict[str, Any]:
 def render(queries: list[dict[str, Any]], views: dict[str, Any], cache: dict[str, int]) -> str:
     lines = [
         "FoodMart, end to end through Workspace.query (rewrite + freshness + run), ms",
+        "(local: after its first run, the answer kept for the query text; new text: a numbering"
+        " comment each run, so each run is parsed, rewritten, checked and run by the tile engine)",
         f"{'query':<20} {'base p50':>9} {'spark p50':>9} {'local p50':>9} {'local p99':>9} "
-        f"{'rewrite':>8} {'base/loc':>9} {'spark/loc':>9}  engine  same",
+        f"{'new p50':>8} {'new p99':>8} {'rewrite':>8} {'base/new':>9} {'spark/new':>9}  "
+        "engine  same",
     ]
     for q in queries:
         lines.append(
             f"{q['name']:<20} {q['base_p50_ms']:>9.1f} {q['spark_p50_ms']:>9.1f} "
-            f"{q['local_p50_ms']:>9.2f} {q['local_p99_ms']:>9.2f} {q['rewrite_p50_ms']:>8.2f} "
-            f"{q['base_p50_ms'] / q['local_p50_ms']:>8.1f}x "
-            f"{q['spark_p50_ms'] / q['local_p50_ms']:>8.1f}x  {q['engine']:<6}  "
+            f"{q['local_p50_ms']:>9.2f} {q['local_p99_ms']:>9.2f} "
+            f"{q['new_text_p50_ms']:>8.2f} {q['new_text_p99_ms']:>8.2f} "
+            f"{q['rewrite_p50_ms']:>8.2f} "
+            f"{q['base_p50_ms'] / q['new_text_p50_ms']:>8.1f}x "
+            f"{q['spark_p50_ms'] / q['new_text_p50_ms']:>8.1f}x  {q['new_text_engine']:<6}  "
             f"{'yes' if q['same_result'] else 'NO'}"
         )
         if q["engine_reason"]:
             lines.append(f"  Spark answered: {q['engine_reason']}")
-    worst = max(q["local_p50_ms"] for q in queries)
+    worst = max(q["new_text_p50_ms"] for q in queries)  # the goal's path: run end to end
     lines += [
         f"tile cache: {cache['bytes'] / 1e6:.2f} MB (peak {cache['peak_bytes'] / 1e6:.2f} MB) of "
         f"{cache['budget_bytes'] / 1e6:.0f} MB; {cache['hits']} hits, {cache['misses']} misses",
