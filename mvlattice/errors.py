@@ -153,6 +153,13 @@ class ResponseTooLargeError(MvlatticeError):
     exit_code = 1
 
 
+class SparkUnavailableError(MvlatticeError):
+    """Spark's JVM died or stopped answering; queries that need it cannot run until the
+    service restarts."""
+
+    exit_code = 1
+
+
 class TableUnreadable(MvlatticeError):
     """A table is there (its Delta log exists) but cannot be read: a damaged or unreadable log,
     storage that refuses access. Never taken for an absent table, which is no error."""

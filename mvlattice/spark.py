@@ -29,6 +29,9 @@ _ALWAYS = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
     "spark.databricks.delta.snapshotPartitions": "2",
+    # `${env:…}` and `${system:…}` in SQL text would read the environment and the JVM's
+    # settings into a query: never for the service's clients (see sandbox.Sandbox).
+    "spark.sql.variable.substitute": "false",
 }
 
 

@@ -645,6 +645,15 @@ class Workspace:
         if self._hits is not None:
             self._hits.flush()
 
+    def spark_alive(self) -> bool:
+        """Whether Spark's JVM still answers (True before Spark started)."""
+        if self._spark is None:
+            return True
+        try:
+            return not self._spark.sparkContext._jsc.sc().isStopped()
+        except Exception:  # noqa: BLE001 - a dead gateway fails in many ways: all mean "no"
+            return False
+
     def close(self) -> None:
         with contextlib.suppress(Exception):  # a state store gone: the hits are lost, no more
             self.flush_hits()

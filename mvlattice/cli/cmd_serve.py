@@ -196,7 +196,12 @@ def _workspace(
 
 # The service's Spark: jobs of concurrent queries share the cores (each query thread has its
 # own pool). Client SQL runs in the sandbox's own session, where SQL on file paths is off.
-SERVE_CONF = {"spark.scheduler.mode": "FAIR"}
+SERVE_CONF = {
+    "spark.scheduler.mode": "FAIR",
+    # A query's answer is fetched a partition at a time (`sandbox.execution`); one partition
+    # larger than this is refused (413), never held whole in the driver's heap.
+    "spark.driver.maxResultSize": "256m",
+}
 # Embedded, the service runs twice as many task slots as cores: a query whose few long tasks
 # hold their slots (a cross join until its deadline) leaves slots for the next query, and the
 # operating system shares the cores between them.

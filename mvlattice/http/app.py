@@ -18,7 +18,13 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from mvlattice.errors import MvlatticeError, Outcome, OverloadedError, ResponseTooLargeError
+from mvlattice.errors import (
+    MvlatticeError,
+    Outcome,
+    OverloadedError,
+    ResponseTooLargeError,
+    SparkUnavailableError,
+)
 from mvlattice.http.errors import body, http_status, one_line, status_of
 from mvlattice.http.metrics import CONTENT_TYPE
 from mvlattice.http.middleware import RequestMetrics
@@ -130,6 +136,8 @@ def _query_routes(app: FastAPI, service: Service) -> None:
             return None if out is None else (out, answer_bytes(out, limit, started, max_bytes))
 
         max_bytes = settings.max_response_bytes
+        deadline = time.monotonic() + settings.query_timeout
+        what = f"{settings.query_timeout:g} s (the service's --query-timeout)"
         try:
             # A kept answer still approved is served right here: deciding so reads a few local
             # Delta logs, cheaper than handing the request to a thread and back. Other answers
@@ -138,17 +146,27 @@ def _query_routes(app: FastAPI, service: Service) -> None:
             if answered is not None:
                 out, payload = answered
                 return _answered(service, req, out, payload, started)
-            async with service.gate.slot():
-                service.running.add(cancel)
-                try:
-                    work_done = service.gate.run(work)
-                    out, payload = await _until_disconnect(request, cancel, work_done)
-                finally:
-                    service.running.discard(cancel)
+            _check_spark(service)  # a dead JVM: 503 at once, not a failure per query
+            service.running.add(cancel)
+            try:
+                # Waiting, analysis, optimization and the run share one deadline.
+                work_done = service.gate.run(work, deadline, cancel, what)
+                out, payload = await _until_disconnect(request, cancel, work_done)
+            finally:
+                service.running.discard(cancel)
         except Exception as exc:
             service.failed("query", req.sql, req.model, started, exc)
             raise
         return _answered(service, req, out, payload, started)
+
+
+def _check_spark(service: Service) -> None:
+    state = service.spark_state()
+    if state != "ok":
+        raise SparkUnavailableError(
+            f"Spark is {state.replace('_', ' ')}: queries that need Spark cannot run until the "
+            "service restarts (answers from tiles still work)"
+        )
 
 
 def _answered(
@@ -276,16 +294,22 @@ def _catalog_routes(app: FastAPI, service: Service) -> None:
 
 
 def _ops_routes(app: FastAPI, service: Service) -> None:
-    @app.get("/healthz", response_model=Health, responses=errors())
-    async def healthz() -> dict[str, Any]:
+    @app.get("/healthz", response_model=Health, responses=errors(503))
+    async def healthz() -> Any:
         """Liveness and load; needs no token. `status` is `saturated` while every query slot
-        and every waiting place is taken (new queries get 503 then)."""
+        and every waiting place is taken (new queries get 503 then); `spark_down` or
+        `spark_unresponsive` (with status 503) when Spark's JVM died or stopped answering.
+        `queries.overrunning` counts work still running after its client had a 408."""
         gate = service.gate
+        spark = service.spark_state()
         status = "ok" if service.backend.ready() else "starting"
-        if status == "ok" and gate.saturated:
+        if spark != "ok":
+            status = f"spark_{spark}"
+        elif status == "ok" and gate.saturated:
             status = "saturated"
-        return {"status": status, "models": list(service.backend.models()),
-                "queries": gate.state()}  # fmt: skip
+        doc = {"status": status, "models": list(service.backend.models()),
+               "queries": gate.state(), "spark": spark}  # fmt: skip
+        return JSONResponse(doc, status_code=503) if spark != "ok" else doc
 
     # These two serve the status page first (and any client: README lists them).
     @app.get("/v1/querylog", response_model=QueryLogList, responses=errors(400, 401))

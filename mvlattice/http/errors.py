@@ -26,6 +26,7 @@ from mvlattice.errors import (
     RefusedSqlError,
     ResponseTooLargeError,
     SetupError,
+    SparkUnavailableError,
     SqlError,
     TableUnreadable,
     UnsupportedSqlError,
@@ -49,6 +50,7 @@ STATUSES: tuple[tuple[type[MvlatticeError], int, Outcome], ...] = (
     (DataError, 400, Outcome.BAD_DATA),
     (JobError, 400, Outcome.QUERY_FAILED),  # the user's query failed while running
     (SetupError, 503, Outcome.UNAVAILABLE),
+    (SparkUnavailableError, 503, Outcome.UNAVAILABLE),
     (TableUnreadable, 503, Outcome.UNAVAILABLE),  # a table's log exists but cannot be read
 )
 

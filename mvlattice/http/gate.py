@@ -1,30 +1,38 @@
 """Admission for queries: a few run at once on threads of their own, a bounded number wait, and
 beyond that a request is turned away at once (503 with Retry-After) — so a burst of slow queries
-never takes the threads that answer `/healthz`, the catalog and the status page."""
+never takes the threads that answer `/healthz`, the catalog and the status page.
+
+Every query has one deadline, from the moment it arrived: waiting for a slot, analysis,
+optimization and the run all count against it. At the deadline the client gets 408 and the
+query's cancel event is set (its Spark jobs stop). Work that cannot be interrupted (the JVM's
+analyzer and optimizer run on the request's thread, not as a job) keeps its slot until it really
+ends, and `/healthz` counts it as overrunning: the gate never admits more work than it has
+slots, whatever the clients were told.
+"""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Callable
+import asyncio
+import threading
+import time
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-import anyio
-
-from mvlattice.errors import OverloadedError
+from mvlattice.errors import OverloadedError, QueryTimeoutError
 
 T = TypeVar("T")
+
+# How often a waiting query looks at its cancel event (set when its client goes away).
+POLL_SECONDS = 0.1
 
 
 class QueryGate:
     def __init__(self, running: int, waiting: int) -> None:
         self.running, self.waiting = max(1, running), max(0, waiting)
-        self._limiter: anyio.CapacityLimiter | None = None  # made inside the event loop
-        self._threads: anyio.CapacityLimiter | None = None
+        self.active = 0  # slots taken, by answered and abandoned work alike
         self.queued = 0
-
-    @property
-    def active(self) -> int:
-        return int(self._limiter.borrowed_tokens) if self._limiter is not None else 0
+        self.overrunning = 0  # work still running after its client was answered 408
+        self._freed: asyncio.Condition | None = None  # made inside the event loop
 
     @property
     def saturated(self) -> bool:
@@ -32,11 +40,37 @@ class QueryGate:
 
     def state(self) -> dict[str, Any]:
         return {"running": self.active, "waiting": self.queued, "max_running": self.running,
-                "max_waiting": self.waiting, "saturated": self.saturated}  # fmt: skip
+                "max_waiting": self.waiting, "saturated": self.saturated,
+                "overrunning": self.overrunning}  # fmt: skip
 
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        limiter = self._limiter_here()
+    async def run(
+        self, work: Callable[[], T], deadline: float, cancel: threading.Event, what: str
+    ) -> T:
+        """`work()` on a thread of its own once a slot is free, answered by `deadline`
+        (`time.monotonic()`): QueryTimeoutError at the deadline or once `cancel` is set,
+        OverloadedError at once when every slot and waiting place is taken. `what` says which
+        limit the deadline is (for the message)."""
+        await self._acquire(deadline, cancel, what)
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[T] = loop.create_future()
+        thread = threading.Thread(
+            target=self._work, args=(work, loop, done), name="mvlattice-query", daemon=True
+        )
+        thread.start()
+        try:
+            return await self._answer(done, deadline, cancel, what)
+        except QueryTimeoutError:
+            cancel.set()
+            if not done.done():
+                self.overrunning += 1
+                done.add_done_callback(self._overrun_ended)
+            raise
+
+    async def _acquire(self, deadline: float, cancel: threading.Event, what: str) -> None:
+        freed = self._condition()
+        if self.active < self.running:
+            self.active += 1
+            return
         if self.saturated:
             raise OverloadedError(
                 f"too many queries: {self.active} running and {self.queued} waiting; retry shortly",
@@ -44,21 +78,72 @@ class QueryGate:
             )
         self.queued += 1
         try:
-            await limiter.acquire()
+            async with freed:
+                while self.active >= self.running:
+                    _check_deadline(deadline, cancel, what, waiting=True)
+                    try:
+                        await asyncio.wait_for(freed.wait(), timeout=POLL_SECONDS)
+                    except TimeoutError:
+                        continue
+                self.active += 1
         finally:
             self.queued -= 1
+
+    def _work(
+        self, work: Callable[[], T], loop: asyncio.AbstractEventLoop, done: asyncio.Future[T]
+    ) -> None:
         try:
-            yield
+            result = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the request that awaits it
+            loop.call_soon_threadsafe(_settle, done, None, exc)
+        else:
+            loop.call_soon_threadsafe(_settle, done, result, None)
         finally:
-            limiter.release()
+            loop.call_soon_threadsafe(self._release)
 
-    async def run(self, work: Callable[[], T]) -> T:
-        """`work` on one of the gate's own threads (call inside `slot()`)."""
-        if self._threads is None:
-            self._threads = anyio.CapacityLimiter(self.running)
-        return await anyio.to_thread.run_sync(work, limiter=self._threads)
+    def _release(self) -> None:
+        self.active -= 1
+        freed = self._condition()
 
-    def _limiter_here(self) -> anyio.CapacityLimiter:
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self.running)
-        return self._limiter
+        async def notify() -> None:
+            async with freed:
+                freed.notify()
+
+        asyncio.get_running_loop().create_task(notify())
+
+    def _overrun_ended(self, done: asyncio.Future[Any]) -> None:
+        self.overrunning -= 1
+        if not done.cancelled():
+            done.exception()  # seen: its client had a 408 already
+
+    async def _answer(
+        self, done: asyncio.Future[T], deadline: float, cancel: threading.Event, what: str
+    ) -> T:
+        while True:
+            _check_deadline(deadline, cancel, what, waiting=False)
+            try:
+                return await asyncio.wait_for(asyncio.shield(done), timeout=POLL_SECONDS)
+            except TimeoutError:
+                continue
+
+    def _condition(self) -> asyncio.Condition:
+        if self._freed is None:
+            self._freed = asyncio.Condition()
+        return self._freed
+
+
+def _check_deadline(deadline: float, cancel: threading.Event, what: str, *, waiting: bool) -> None:
+    if cancel.is_set():
+        raise QueryTimeoutError("query cancelled: the client went away")
+    if time.monotonic() >= deadline:
+        where = " while waiting for a query slot" if waiting else ""
+        raise QueryTimeoutError(f"query cancelled{where} after {what}")
+
+
+def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if done.done():
+        return
+    if error is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(result)

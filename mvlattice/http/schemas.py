@@ -78,12 +78,17 @@ class QueryLoad(BaseModel):
     max_running: int
     max_waiting: int
     saturated: bool
+    overrunning: int = Field(0, description="work still running after its client had a 408")
 
 
 class Health(BaseModel):
-    status: str = Field(description="ok | starting | saturated (new queries get 503)")
+    status: str = Field(
+        description="ok | starting | saturated (new queries get 503) | spark_down | "
+        "spark_unresponsive (answered with status 503)"
+    )
     models: list[str]
     queries: QueryLoad
+    spark: str = Field("ok", description="Spark's JVM as last probed: ok | down | unresponsive")
 
 
 class JobResponse(BaseModel):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hmac
 import ipaddress
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -129,15 +130,32 @@ def check_nesting(sql: str) -> None:
     """Refuse brackets nested deeper than MAX_NESTING before any parser recurses on them
     (quoted text and comments are skipped, so a string full of brackets is fine)."""
     depth = deepest = 0
-    for char in _code_chars(sql):
+    code = _code_chars(sql)
+    for char in code:
         if char in "([{":
             depth += 1
             deepest = max(deepest, depth)
         elif char in ")]}":
             depth = max(0, depth - 1)
+    deepest = max(deepest, _type_nesting(code))
     if deepest > MAX_NESTING:
         raise SqlError(f"the query nests brackets {deepest} levels deep; the limit is "
                        f"{MAX_NESTING}")  # fmt: skip
+
+
+_TYPE_BRACKET = re.compile(r"(?i)\b(?:array|map|struct)\s*<|>")
+
+
+def _type_nesting(code: str) -> int:
+    """How deep `array<map<…>>` types nest (Spark's parser recurses on each level)."""
+    depth = deepest = 0
+    for match in _TYPE_BRACKET.finditer(code):
+        if match.group() == ">":
+            depth = max(0, depth - 1)
+        else:
+            depth += 1
+            deepest = max(deepest, depth)
+    return deepest
 
 
 def _code_chars(sql: str) -> str:

@@ -21,6 +21,7 @@ from mvlattice.http.app import create_app
 from mvlattice.http.metrics import Metrics
 from mvlattice.http.security import check_binding
 from mvlattice.http.service import Service, Settings
+from mvlattice.http.spark_watch import EXIT_SPARK_LOST, SparkWatch
 from mvlattice.http.workspaces import WorkspaceBackend
 from mvlattice.querylog.log import Request
 from mvlattice.querylog.writer import LogOptions, QueryLogWriter
@@ -42,9 +43,10 @@ class Runtime:
         query_timeout: float = 60.0,
         log_options: LogOptions | None = None,
         engine: str = "auto",
+        max_bytes: int | None = None,
     ):
         self.workspaces = dict(workspaces)
-        self.backend = WorkspaceBackend(self.workspaces, query_timeout, engine)
+        self.backend = WorkspaceBackend(self.workspaces, query_timeout, engine, max_bytes)
         self.metrics = Metrics()
         self.say = say
         self.log_interval = log_interval
@@ -170,6 +172,16 @@ class Runtime:
         return clean
 
 
+def _exit_spark_lost(runtime: Runtime, say: Say, why: str) -> None:
+    """Spark cannot start again in this process: write what the query log holds and exit
+    for the supervisor to restart the service."""
+    say(f"{why}; exiting with code {EXIT_SPARK_LOST} for the supervisor to restart the service")
+    for writer in runtime.writers.values():
+        with contextlib.suppress(Exception):  # the log's writer may need the JVM too
+            writer.close(timeout=5.0)
+    os._exit(EXIT_SPARK_LOST)
+
+
 def _iso(when: dt.datetime | None) -> str | None:
     if when is None:
         return None
@@ -219,22 +231,32 @@ def serve(
     check_port(host, port)
     runtime = Runtime(
         workspaces, say, query_timeout=settings.query_timeout, log_options=log_options,
-        engine=settings.engine,
+        engine=settings.engine, max_bytes=settings.max_response_bytes,
     )  # fmt: skip
+    lost: list[str] = []
+    server: uvicorn.Server | None = None
+
+    def spark_lost(why: str) -> None:
+        lost.append(why)
+        if server is not None:
+            server.should_exit = True
+
+    watch = SparkWatch(runtime.backend.spark_alive, spark_lost)
     runtime.service = service = Service(
         runtime.backend, settings, runtime.metrics, record=runtime.record,
-        schedule=runtime.schedule,
+        schedule=runtime.schedule, spark_state=watch.state,
     )  # fmt: skip
     say(f"starting Spark for {', '.join(workspaces)} …")
     runtime.start(schedule=schedule)
-    server: uvicorn.Server | None = None
+    watch.start()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
         from starlette.concurrency import run_in_threadpool
 
         yield
-        await run_in_threadpool(runtime.stop, lambda: bool(server and server.force_exit))
+        if not lost:  # with Spark gone, `_exit_spark_lost` ends the process instead
+            await run_in_threadpool(runtime.stop, lambda: bool(server and server.force_exit))
 
     config = uvicorn.Config(
         create_app(service, lifespan),
@@ -263,6 +285,9 @@ def serve(
     try:
         server.run()
     finally:
+        watch.stop()
+        if lost:
+            _exit_spark_lost(runtime, say, lost[0])
         if not runtime.stop(lambda: bool(server.force_exit)):
             say("abandoned running refreshes; the previous tile versions stay valid")
             os._exit(130)

@@ -46,6 +46,8 @@ class Service:
     # the scheduler's next runs: [{model, kind, name, cron, next_run}] (none without one)
     schedule: Callable[[], list[dict[str, Any]]] = lambda: []
     recent: RecentQueries = field(default_factory=RecentQueries)
+    # Spark's JVM as last probed: ok | down | unresponsive (`spark_watch.SparkWatch`)
+    spark_state: Callable[[], str] = lambda: "ok"
     gate: QueryGate = field(init=False)
     running: set[threading.Event] = field(default_factory=set)  # cancel events of live queries
     _rewrite_limiter: Any = field(default=None, init=False, repr=False)

@@ -41,12 +41,14 @@ class WorkspaceBackend:
         workspaces: Mapping[str, Workspace],
         query_timeout: float = 60.0,
         engine: str = "auto",
+        max_bytes: int | None = None,
     ) -> None:
         if not workspaces:
             raise UsageError("no model to serve")
         self.workspaces = dict(workspaces)
         self.query_timeout = query_timeout
         self.engine = engine  # `serve --engine`: auto (the tile engine when it can) | spark
+        self.max_bytes = max_bytes  # about the bytes of rows a Spark answer fetches
         self._sandboxes: dict[str, Sandbox] = {}
         self._describers: dict[str, Callable[[str], StructType]] = {}
         self._ready = False
@@ -57,7 +59,7 @@ class WorkspaceBackend:
     def start(self) -> None:
         """Start Spark and register every model's tables and tiles, before serving."""
         for name, ws in self.workspaces.items():
-            self._sandboxes[name] = Sandbox(ws.spark, ws.model, self.query_timeout)
+            self._sandboxes[name] = Sandbox(ws.spark, ws.model, self.query_timeout, self.max_bytes)
         self._ready = True
 
     def models(self) -> tuple[str, ...]:
@@ -65,6 +67,10 @@ class WorkspaceBackend:
 
     def ready(self) -> bool:
         return self._ready
+
+    def spark_alive(self) -> bool:
+        """Whether the one SparkSession every model shares still answers."""
+        return next(iter(self.workspaces.values())).spark_alive()
 
     # -- rewrite and query ---------------------------------------------------------------------
     def rewrite(self, sql: str, explain: bool, model: str | None) -> Rewritten:
@@ -160,7 +166,7 @@ class WorkspaceBackend:
 
     def _sandbox(self, name: str, ws: Workspace) -> Sandbox:
         if name not in self._sandboxes:  # a backend used before start()
-            self._sandboxes[name] = Sandbox(ws.spark, ws.model, self.query_timeout)
+            self._sandboxes[name] = Sandbox(ws.spark, ws.model, self.query_timeout, self.max_bytes)
         return self._sandboxes[name]
 
     # -- lattices and tiles --------------------------------------------------------------------

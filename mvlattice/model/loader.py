@@ -49,6 +49,8 @@ class Table:
     options: tuple[tuple[str, str], ...] = ()
     doc_path: str = field(default="", compare=False)  # where it is declared, for messages
     catalog_name: str | None = None  # `database.table` in Spark's catalog, for catalog schemas
+    # Clients of the service may read its old versions and change feed (`timeTravel: true`).
+    time_travel: bool = False
 
     @property
     def qualified_name(self) -> str:
@@ -197,6 +199,7 @@ TABLE_KEYS = (
     "foreignKeys",
     "notNull",
     "options",
+    "timeTravel",
 )
 
 
@@ -391,6 +394,10 @@ def _table(
     options = element.get("options", {})
     if problems.mapping(options, child(path, "options"), "options") is None:
         options = {}
+    time_travel = element.get("timeTravel", False)
+    if not isinstance(time_travel, bool):
+        problems.add(child(path, "timeTravel"), "must be true or false")
+        time_travel = False
     table = Table(
         schema=schema,
         name=name,
@@ -408,6 +415,7 @@ def _table(
         ),
         doc_path=path,
         catalog_name=f"{database}.{name}" if kind == "catalog" else None,
+        time_travel=time_travel,
     )
     return table
 

@@ -38,6 +38,13 @@ DENIED_FUNCTIONS = frozenset({
     "xpath_boolean", "xpath_double", "xpath_float", "xpath_int", "xpath_long", "xpath_number",
     "xpath_short", "xpath_string", "from_xml", "to_xml", "schema_of_xml", "from_protobuf",
     "to_protobuf", "from_avro", "to_avro", "schema_of_avro",
+    # Aggregates whose buffer grows with their input (every value, or every distinct value):
+    # one group over a large input fills the JVM's heap. Spark offers no bound on them.
+    "collect_list", "collect_set", "array_agg", "percentile", "percentile_cont",
+    "percentile_disc", "median", "mode", "listagg", "string_agg", "histogram_numeric",
+    # sketches whose size an argument sets (a tiny error bound is a huge sketch)
+    "count_min_sketch", "bloom_filter_agg", "approx_top_k", "approx_top_k_accumulate",
+    "approx_top_k_combine",
 })  # fmt: skip
 
 # Never allowed, whatever a registry says: user code and reflection.
@@ -71,8 +78,8 @@ INTERNAL = frozenset(EXPRESSIONS + name for name in (
     "GetTimestamp", "ToUnixTimestamp", "Like", "ILike", "LikeAll", "NotLikeAll", "LikeAny",
     "NotLikeAny", "RLike", "Lower", "Upper", "Concat", "Substring", "StringTrim",
     "StringTrimLeft", "StringTrimRight", "StringTrimBoth", "Collate", "TryEval",
-    "TryAdd", "TrySubtract", "TryMultiply", "TryDivide", "ExpressionProxy", "Mode",
-    "aggregate.Mode", "Stack", "Explode", "PosExplode", "Inline", "JsonTuple",
+    "TryAdd", "TrySubtract", "TryMultiply", "TryDivide", "ExpressionProxy",
+    "Stack", "Explode", "PosExplode", "Inline", "JsonTuple",
     "ReplicateRows", "TimeWindow", "SessionWindow", "UnresolvedWindowExpression",
     "Extract", "DatePart", "YearOfWeek", "Years", "Months", "Days", "Hours",
     "MakeTimestamp", "MakeDate", "Uuid", "Rand", "Randn", "Shuffle",
@@ -83,9 +90,8 @@ INTERNAL = frozenset(EXPRESSIONS + name for name in (
 INTERNAL_AGGREGATES = frozenset(AGGREGATE + name for name in (
     "AggregateExpression", "Complete$", "Count", "Sum", "Average", "Min", "Max", "First",
     "Last", "CountIf", "BoolAnd", "BoolOr", "StddevSamp", "StddevPop", "VarianceSamp",
-    "VariancePop", "HyperLogLogPlusPlus", "Percentile", "ApproximatePercentile",
-    "PercentileCont", "PercentileDisc", "Median", "Mode", "CollectList", "CollectSet",
-    "MaxBy", "MinBy", "AnyValue", "TrySum", "TryAverage", "HllSketchAgg", "HllUnionAgg",
+    "VariancePop", "HyperLogLogPlusPlus", "ApproximatePercentile", "MaxBy", "MinBy",
+    "AnyValue", "TrySum", "TryAverage", "HllSketchAgg", "HllUnionAgg",
 ))  # fmt: skip
 
 # Functions that build values whose size a literal argument sets: (class, argument positions).
@@ -97,5 +103,38 @@ SIZED = {
     EXPRESSIONS + "BinaryPad": (1,),
     EXPRESSIONS + "ArrayRepeat": (1,),
     EXPRESSIONS + "RandStr": (0,),
+    AGGREGATE + "ApproximatePercentile": (2,),  # its accuracy: the sketch's size
 }
 SEQUENCE = EXPRESSIONS + "Sequence"
+
+# Functions whose argument at a position is a regular expression (java.util.regex), or a text
+# built into one (`parse_url`'s key): the pattern must be a literal that `patterns` accepts.
+REGEX_ARGUMENTS = {
+    EXPRESSIONS + "RLike": (1,),
+    EXPRESSIONS + "RegExpReplace": (1,),
+    EXPRESSIONS + "RegExpExtract": (1,),
+    EXPRESSIONS + "RegExpExtractAll": (1,),
+    EXPRESSIONS + "StringSplit": (1,),
+    EXPRESSIONS + "StringToMap": (1, 2),
+    EXPRESSIONS + "ParseUrl": (2,),
+}
+LIKE_ARGUMENTS = {EXPRESSIONS + "Like": 1, EXPRESSIONS + "ILike": 1}
+# LIKE ALL / LIKE ANY keep their patterns where the plan's JSON does not show them.
+MULTI_LIKE = frozenset(EXPRESSIONS + name for name in ("LikeAll", "NotLikeAll", "LikeAny",
+                                                       "NotLikeAny"))  # fmt: skip
+# Quadratic in its arguments' lengths: each a column or a short literal.
+EDIT_DISTANCE = EXPRESSIONS + "Levenshtein"
+MAX_EDIT_LITERAL = 1_000
+# Functions whose literal arguments Spark parses recursively while it analyzes the query
+# (a type string, a JSON sample), named as the parser sees them.
+PARSED_TEXT_FUNCTIONS = frozenset({"from_json", "from_csv", "schema_of_json", "schema_of_csv",
+                                   "schema_of_variant", "parse_json", "try_parse_json"})
+# Relations a client may not read through the parser: old versions and change feeds.
+TIME_TRAVEL = "org.apache.spark.sql.catalyst.analysis.RelationTimeTravel"
+TABLE_FUNCTION = "org.apache.spark.sql.catalyst.analysis.UnresolvedTableValuedFunction"
+UNRESOLVED_FUNCTION = "org.apache.spark.sql.catalyst.analysis.UnresolvedFunction"
+UNRESOLVED_RELATION = "org.apache.spark.sql.catalyst.analysis.UnresolvedRelation"
+CHANGE_FEED_FUNCTIONS = frozenset({"table_changes", "table_changes_by_path"})
+# Hidden columns of file sources (`_metadata.file_path` …): where the data lives is not data.
+HIDDEN_COLUMNS = ("_metadata",)
+ATTRIBUTE = EXPRESSIONS + "AttributeReference"

@@ -7,7 +7,7 @@ import itertools
 import threading
 from typing import TYPE_CHECKING, Any
 
-from mvlattice.errors import JobError, QueryTimeoutError
+from mvlattice.errors import JobError, QueryTimeoutError, ResponseTooLargeError
 from mvlattice.output import printable_intervals
 
 # The thread-local properties a bounded query sets, cleared after it.
@@ -24,13 +24,21 @@ if TYPE_CHECKING:
 _ids = itertools.count(1)
 
 
+# Spark refuses a task result larger than spark.driver.maxResultSize (serve sets it): the
+# answer was too large, not the query wrong.
+_RESULT_TOO_LARGE = "spark.driver.maxResultSize"
+
+
 def collect_bounded(
     frame: DataFrame,
     limit: int | None,
     timeout: float,
     cancel: threading.Event | None = None,
+    max_bytes: int | None = None,
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Columns and at most `limit` rows; QueryTimeoutError when cancelled."""
+    """Columns and at most `limit` rows; QueryTimeoutError when cancelled. With `max_bytes`,
+    rows are fetched a partition at a time and no more are read once they hold about that
+    many bytes (the caller cuts the answer there): a huge answer never sits in Python whole."""
     sc = frame.sparkSession.sparkContext
     group = f"mvlattice-query-{next(_ids)}"
     done = cancel if cancel is not None else threading.Event()
@@ -54,10 +62,16 @@ def collect_bounded(
     watcher.start()
     try:
         frame = printable_intervals(frame)  # PySpark cannot collect every interval type
-        rows = (frame.limit(limit) if limit is not None else frame).collect()
+        limited = frame.limit(limit) if limit is not None else frame
+        rows = limited.collect() if max_bytes is None else _rows_within(limited, max_bytes)
     except Exception as exc:  # noqa: BLE001 - executor failures arrive as many types
         if why:
             raise QueryTimeoutError(why[0]) from None
+        if _RESULT_TOO_LARGE in str(exc):
+            raise ResponseTooLargeError(
+                "the answer is larger than the service lets one query hold in memory "
+                f"({_RESULT_TOO_LARGE}); select fewer or smaller rows"
+            ) from None
         raise JobError(f"query failed: {_first_line(exc)}") from None
     finally:
         finished.set()
@@ -65,6 +79,29 @@ def collect_bounded(
         for key in _LOCAL_PROPERTIES:  # None clears a property (pyspark's stub says str)
             sc.setLocalProperty(key, None)  # type: ignore[arg-type]
     return list(frame.columns), [tuple(r) for r in rows]
+
+
+def _rows_within(frame: DataFrame, max_bytes: int) -> list[Any]:
+    """Rows until they hold more than `max_bytes` (that row included, so the caller sees the
+    limit crossed)."""
+    rows, size = [], 0
+    for row in frame.toLocalIterator(prefetchPartitions=False):
+        rows.append(row)
+        size += sum(_value_bytes(v) for v in row)
+        if size > max_bytes:
+            break
+    return rows
+
+
+def _value_bytes(value: Any) -> int:
+    """About what a value takes in a JSON answer (text and bytes by length)."""
+    if isinstance(value, str | bytes | bytearray):
+        return len(value) + 3
+    if isinstance(value, list | tuple):
+        return sum(_value_bytes(v) for v in value) + 2
+    if isinstance(value, dict):
+        return sum(_value_bytes(k) + _value_bytes(v) for k, v in value.items()) + 2
+    return 8
 
 
 def _first_line(exc: BaseException) -> str:

@@ -9,12 +9,12 @@ that is refused with one line saying what and why.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from mvlattice.errors import RefusedSqlError
-from mvlattice.sandbox import classes
-from mvlattice.sandbox.plan_tree import PlanNode
+from mvlattice.sandbox import classes, patterns
+from mvlattice.sandbox.plan_tree import PlanNode, trees_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,7 @@ class Policy:
     denied: Mapping[str, str] = field(default_factory=dict)  # denied class -> function
     max_generated_rows: int = 10_000_000
     max_value_size: int = 100_000  # elements or characters a sized function may build
+    time_travel: frozenset[str] = frozenset()  # tables whose old versions may be read
 
     def allows_relation(self, database: str, table: str) -> bool:
         database, table = database.lower(), table.lower()
@@ -44,6 +45,7 @@ def make_policy(
     tables: Iterable[str],
     databases: Iterable[str],
     builtins: Mapping[str, str],
+    time_travel: Iterable[str] = (),
     **limits: int,
 ) -> Policy:
     """A policy from the allowed relations and Spark's built-in functions (name -> class)."""
@@ -60,6 +62,7 @@ def make_policy(
         frozenset(d.lower() for d in databases),
         allowed,
         denied,
+        time_travel=frozenset(t.lower() for t in time_travel),
         **limits,
     )
 
@@ -98,6 +101,7 @@ def _is_plan(node: PlanNode) -> bool:
 def _check_operator(node: PlanNode, policy: Policy) -> None:
     if node.cls == classes.RELATION:
         _check_relation(_identifier(node.fields.get("catalogTable")), policy)
+        _check_hidden_columns(node)
     elif node.cls == classes.VIEW:
         _check_relation(_identifier(node.fields.get("desc")), policy)
     elif node.cls not in classes.OPERATORS:
@@ -194,6 +198,146 @@ def _check_expression(node: PlanNode, policy: Policy) -> None:
             _check_size(node, position, policy)
     if node.cls == classes.SEQUENCE:
         _check_sequence(node, policy)
+    _check_per_row_work(node, policy)
+
+
+def _check_per_row_work(node: PlanNode, policy: Policy) -> None:
+    """Patterns and texts whose per-row cost a literal sets: refused unless bounded."""
+    name = policy.functions.get(node.cls, node.name)
+    for position in classes.REGEX_ARGUMENTS.get(node.cls, ()):
+        _check_pattern(node, position, name, patterns.regex_problem)
+    like = classes.LIKE_ARGUMENTS.get(node.cls)
+    if like is not None:
+        _check_pattern(node, like, "LIKE", patterns.like_problem)
+    if node.cls in classes.MULTI_LIKE:
+        raise RefusedSqlError(
+            "refused: LIKE ALL / LIKE ANY are not allowed in queries sent to the service; "
+            "write one LIKE per pattern joined by AND / OR"
+        )
+    if node.cls == classes.EDIT_DISTANCE:
+        for child in node.children[:2]:
+            _check_edit_argument(child)
+
+
+def _check_pattern(
+    node: PlanNode, position: int, name: str, problem: Callable[[str], str | None]
+) -> None:
+    child = node.children[position] if position < len(node.children) else None
+    text = _text(child) if child is not None else None
+    if text is _NOT_LITERAL:
+        raise RefusedSqlError(
+            f"refused: {name} needs a literal pattern in queries sent to the service"
+        )
+    why = problem(text) if isinstance(text, str) else None
+    if why is not None:
+        raise RefusedSqlError(
+            f"refused: the pattern of {name} has {why}, which could take unbounded time per "
+            "row; simplify it"
+        )
+
+
+def _check_edit_argument(node: PlanNode) -> None:
+    while node.name == "Cast" and node.children:
+        node = node.children[0]
+    if node.cls == classes.ATTRIBUTE:
+        return
+    text = _text(node)
+    if not isinstance(text, str) or len(text) > classes.MAX_EDIT_LITERAL:
+        raise RefusedSqlError(
+            "refused: levenshtein() takes columns or literals of at most "
+            f"{classes.MAX_EDIT_LITERAL:,} characters in queries sent to the service"
+        )
+
+
+_NOT_LITERAL = object()
+
+
+def _text(node: PlanNode) -> object:
+    """A literal's text (None for NULL) under casts and case changes, else _NOT_LITERAL."""
+    while node.name in ("Cast", "Collate", "Lower", "Upper") and node.children:
+        node = node.children[0]
+    if node.name != "Literal":
+        return _NOT_LITERAL
+    value = node.fields.get("value")
+    return None if value is None else str(value)
+
+
+def _check_hidden_columns(node: PlanNode) -> None:
+    """A file source shows `_metadata` (file paths, sizes, times) only when a query asks."""
+    for tree in trees_in(node.fields.get("output")):
+        if tree.cls == classes.ATTRIBUTE and str(tree.fields.get("name", "")).startswith(
+            classes.HIDDEN_COLUMNS
+        ):
+            raise RefusedSqlError(
+                f"refused: the hidden column {tree.fields['name']} (where a table's files are) "
+                "is not readable by queries sent to the service"
+            )
+
+
+def check_parsed(roots: Iterable[PlanNode], policy: Policy) -> None:
+    """What the analyzer would resolve before the analyzed plan can be checked: old versions
+    and change feeds of a table (unless the model allows them for that table: `timeTravel`),
+    and texts Spark parses recursively while analyzing."""
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node.cls == classes.TIME_TRAVEL:
+            _check_time_travel(node, policy.time_travel)
+        elif node.cls == classes.TABLE_FUNCTION:
+            _check_table_function(node, policy.time_travel)
+        elif node.cls == classes.UNRESOLVED_FUNCTION:
+            _check_parsed_texts(node)
+        stack.extend(node.children)
+        stack.extend(node.nested())
+
+
+def _check_time_travel(node: PlanNode, allowed: frozenset[str]) -> None:
+    names = [
+        _names(tree.fields.get("multipartIdentifier"))
+        for tree in trees_in(node.fields.get("relation"))
+        if tree.cls == classes.UNRESOLVED_RELATION
+    ]
+    if names and all(".".join(n[-2:]).lower() in allowed for n in names):
+        return
+    shown = ".".join(names[0]) if names else "a table"
+    raise RefusedSqlError(
+        f"refused: old versions of {shown} (VERSION / TIMESTAMP AS OF) are not readable by "
+        "queries sent to the service (the model's `timeTravel: true` on a table allows it)"
+    )
+
+
+def _check_table_function(node: PlanNode, allowed: frozenset[str]) -> None:
+    name = ".".join(_names(node.fields.get("name"))).lower()
+    if name.rsplit(".", 1)[-1] not in classes.CHANGE_FEED_FUNCTIONS:
+        return
+    first = next(trees_in(node.fields.get("functionArgs")), None)
+    table = _text(first) if first is not None else None
+    if not isinstance(table, str) or table.lower().replace("`", "") not in allowed:
+        raise RefusedSqlError(
+            f"refused: {name}() (a table's change feed, deleted rows included) is not "
+            "readable by queries sent to the service"
+        )
+
+
+def _check_parsed_texts(node: PlanNode) -> None:
+    name = ".".join(_names(node.fields.get("nameParts"))).lower()
+    if name.rsplit(".", 1)[-1] not in classes.PARSED_TEXT_FUNCTIONS:
+        return
+    for child in node.children:
+        text = _text(child)
+        why = patterns.nesting_problem(text) if isinstance(text, str) else None
+        if why is not None:
+            raise RefusedSqlError(f"refused: {name}() is given {why}")
+
+
+def _names(value: object) -> list[str]:
+    """A name list as the plan's JSON writes it: `[a, b]` (a Scala Seq's text) or a list."""
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    text = str(value or "").strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def _check_size(node: PlanNode, position: int, policy: Policy) -> None:

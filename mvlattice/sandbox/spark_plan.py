@@ -9,6 +9,7 @@ commands skipped.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,22 +33,31 @@ class Analyzed:
     roots: tuple[PlanNode, ...]
 
 
-def analyze(session: SparkSession, sql: str) -> Analyzed:
+Check = Callable[[tuple[PlanNode, ...]], None]
+
+
+def analyze(session: SparkSession, sql: str, check_parsed: Check | None = None) -> Analyzed:
     """The analyzed plan of one query; SqlError when it does not parse or resolve,
-    RefusedSqlError when it is a statement rather than a query."""
+    RefusedSqlError when it is a statement rather than a query. `check_parsed` sees the
+    parser's plan first: what the analyzer does with it (a time travel resolved, a type string
+    parsed) no longer shows in the analyzed plan, or happens while analyzing."""
     state = session._jsparkSession.sessionState()  # no public parser API
     jvm: Any = session._jvm
     parsed = _call(lambda: state.sqlParser().parsePlan(sql), "SQL does not parse")
     _refuse_statement(jvm, parsed)
+    if check_parsed is not None:
+        check_parsed(_tree(parsed))
     skip = jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
     plan = _call(lambda: state.executePlan(parsed, skip).analyzed(),
                  "SQL is not valid for this model")  # fmt: skip
+    return Analyzed(plan, _tree(plan))
+
+
+def _tree(plan: Any) -> tuple[PlanNode, ...]:
     try:
-        nodes = json.loads(plan.toJSON())
-        roots = tuple(build_forest(nodes))
-    except (ValueError, RecursionError):
+        return tuple(build_forest(json.loads(plan.toJSON())))
+    except Exception:  # noqa: BLE001 - a plan Spark cannot write as JSON is not checked: refused
         raise RefusedSqlError("refused: the query's plan could not be inspected") from None
-    return Analyzed(plan, roots)
 
 
 def _refuse_statement(jvm: Any, parsed: Any) -> None:

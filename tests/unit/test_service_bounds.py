@@ -184,3 +184,75 @@ def test_answers_from_tiles_do_not_wait_behind_spark_queries() -> None:
         backend.gate.set()
         spark_query.join(10)
         assert answers == [200]
+
+
+class StubbornBackend(FakeBackend):
+    """Work that no cancel stops (the JVM's optimizer folding a constant on the request's
+    thread): it ends only when released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release_work = threading.Event()
+        self.started = threading.Semaphore(0)
+
+    def query(self, sql: str, rewrite: bool, limit: int, model: str | None,
+              cancel: Any = None) -> Answer:  # fmt: skip
+        self.started.release()
+        self.release_work.wait(30)
+        return super().query(sql, rewrite, limit, model)
+
+
+def test_work_past_the_deadline_answers_408_on_time_and_keeps_its_slot() -> None:
+    import time
+
+    backend = StubbornBackend()
+    service = Service(backend, Settings(query_timeout=1.0, max_queries=1, max_waiting=4))
+    with TestClient(create_app(service), base_url=LOCAL) as client:
+        started = time.monotonic()
+        first = client.post("/v1/query", json={"sql": "select 1"})
+        took = time.monotonic() - started
+        assert first.status_code == 408 and "--query-timeout" in first.json()["error"]["message"]
+        assert 1.0 <= took < 2.5, took
+        load = client.get("/healthz").json()["queries"]
+        assert (load["running"], load["overrunning"]) == (1, 1)  # still on its thread
+        # the slot is still taken: the next query waits, and its wait has the same deadline
+        started = time.monotonic()
+        second = client.post("/v1/query", json={"sql": "select 2"})
+        assert second.status_code == 408 and "waiting for a query slot" in second.text
+        assert 1.0 <= time.monotonic() - started < 2.5
+        backend.release_work.set()  # the stubborn work ends: its slot is free again
+        wait_until(lambda: client.get("/healthz").json()["queries"]["running"] == 0, 10,
+                   "the slot to be free")  # fmt: skip
+        assert client.get("/healthz").json()["queries"]["overrunning"] == 0
+        answered = client.post("/v1/query", json={"sql": "select 3"})
+        assert answered.status_code == 200, answered.text
+
+
+def test_a_lost_spark_answers_503_on_healthz_and_spark_queries() -> None:
+    state = {"now": "ok"}
+    service = Service(FakeBackend(), Settings(), spark_state=lambda: state["now"])
+    with TestClient(create_app(service), base_url=LOCAL) as client:
+        assert client.post("/v1/query", json={"sql": "select 1"}).status_code == 200
+        state["now"] = "down"
+        health = client.get("/healthz")
+        assert health.status_code == 503 and health.json()["status"] == "spark_down"
+        refused = client.post("/v1/query", json={"sql": "select 1"})
+        assert refused.status_code == 503 and "Spark is down" in refused.json()["error"]["message"]
+
+
+def test_the_spark_watch_reports_a_dead_jvm_and_gives_up_after_a_while() -> None:
+    from mvlattice.http import spark_watch
+
+    alive = {"now": True}
+    lost = threading.Event()
+    watch = spark_watch.SparkWatch(lambda: alive["now"], lambda _why: lost.set(), 0.5)
+    original, spark_watch.PROBE_SECONDS = spark_watch.PROBE_SECONDS, 0.05
+    try:
+        watch.start()
+        assert watch.state() == "ok" and not lost.wait(0.3)
+        alive["now"] = False
+        wait_until(lambda: watch.state() == "down", 5, "the watch to see the JVM down")
+        assert lost.wait(5)  # after give_up_after seconds down: the service exits
+    finally:
+        spark_watch.PROBE_SECONDS = original
+        watch.stop()

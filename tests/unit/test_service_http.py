@@ -130,7 +130,7 @@ def test_healthz_needs_no_token(client: TestClient) -> None:
     doc = response.json()
     assert (doc["status"], doc["models"]) == ("ok", ["shop"])
     assert doc["queries"] == {"running": 0, "waiting": 0, "max_running": 4, "max_waiting": 64,
-                              "saturated": False}  # fmt: skip
+                              "saturated": False, "overrunning": 0}  # fmt: skip
 
 
 @pytest.mark.parametrize(
