@@ -49,6 +49,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import random
 import re
 import sys
@@ -318,6 +319,27 @@ HOSTILE_SQL: tuple[tuple[str, str], ...] = (
     ("nesting", "SELECT * FROM " + "(SELECT * FROM " * 150 + "shop.sales" + ") t" * 150),
     # a relation that is not the model's
     ("not_model", "SELECT * FROM default.nosuch"),
+    # aggregates whose buffer grows with the input: one group fills the JVM's heap (issue 30)
+    ("memory", "SELECT size(collect_list(repeat('x', 100000))) AS n FROM range(100000)"),
+    ("memory", "SELECT year, collect_set(sale_id) FROM shop.sales GROUP BY year"),
+    ("memory", "SELECT percentile(units, 0.5) FROM shop.sales"),
+    ("memory", "SELECT percentile_approx(units, 0.5, 1000000000) FROM shop.sales"),
+    # regular expressions that backtrack without end, in tasks and constant-folded
+    ("regex", "SELECT count(*) FROM shop.sales WHERE repeat(cast(sale_id AS STRING), 30) "
+              "RLIKE '(.*a){12}$'"),
+    ("regex", "SELECT repeat('a', 40) RLIKE '(a|aa)*c'"),
+    ("regex", "SELECT regexp_replace(repeat('x', 40), '(x+x+)+y', '')"),
+    ("regex", "SELECT split(repeat('a', 40), '(a*)*b')"),
+    ("regex", "SELECT count(*) FROM shop.sales WHERE cast(sale_id AS STRING) LIKE '%1%2%3%4%'"),
+    # texts Spark parses recursively while analyzing
+    ("parsed_text", "SELECT from_json('[]', '" + "array<" * 6000 + "int" + ">" * 6000 + "')"),
+    ("parsed_text", "SELECT CAST(NULL AS " + "array<" * 200 + "int" + ">" * 200 + ")"),
+    ("parsed_text", "SELECT levenshtein(repeat('a', 50000), repeat('b', 50000))"),
+    # old versions, change feeds, hidden file columns
+    ("old_versions", "SELECT * FROM shop.sales VERSION AS OF 0"),
+    ("old_versions", "SELECT * FROM shop.sales TIMESTAMP AS OF '2000-01-01'"),
+    ("old_versions", "SELECT * FROM table_changes('shop.sales', 0)"),
+    ("old_versions", "SELECT _metadata.file_path FROM shop.sales"),
 )  # fmt: skip
 
 FORM = "application/x-www-form-urlencoded"
@@ -616,6 +638,8 @@ def report_mixed(r: dict, as_json: bool) -> None:
     )
     if r.get("warm_up_problems"):
         print(f"warm-up problems: {r['warm_up_problems']}")
+    if "server_rss_peak_mib" in r:
+        print(f"server RSS peak (MiB): {r['server_rss_peak_mib']}")
     if "server_log" in r:
         print(f"server log: {r['server_log']['tracebacks']} tracebacks, "
               f"{r['server_log']['internal_errors']} internal errors")  # fmt: skip
@@ -631,6 +655,25 @@ def report_mixed(r: dict, as_json: bool) -> None:
     print(f"result: {'FAILED' if mixed_failed(r) else 'ok'}")
     if as_json:
         print(json.dumps(r))
+
+
+def rss_peaks(pid: int) -> dict[str, float]:
+    """The peak resident memory (MiB) of the server's Python process and of its JVM."""
+    peaks = {"python": _peak_mib(pid)}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                name, rest = Path(f"/proc/{entry}/stat").read_text().split("(", 1)[1].rsplit(")", 1)
+                if name == "java" and int(rest.split()[1]) == pid:
+                    peaks["jvm"] = _peak_mib(int(entry))
+    return peaks
+
+
+def _peak_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
 
 
 def run_mixed(args: argparse.Namespace, url: str, token: str | None, server, root) -> int:
@@ -649,6 +692,7 @@ def run_mixed(args: argparse.Namespace, url: str, token: str | None, server, roo
         results["healthz_after"] = health_now(url).get("queries")
         results["server_rewrite_time"] = server_rewrite_times(url, token)
         if server is not None:
+            results["server_rss_peak_mib"] = rss_peaks(server.process.pid)
             text = server.output()
             results["server_log"] = {
                 "path": str(server.log),

@@ -120,6 +120,10 @@ class QueryGate:
         self, done: asyncio.Future[T], deadline: float, cancel: threading.Event, what: str
     ) -> T:
         while True:
+            if done.done():  # work that ended sets `cancel` itself (it also means "done")
+                if time.monotonic() >= deadline:
+                    raise QueryTimeoutError(f"query cancelled after {what}")
+                return done.result()
             _check_deadline(deadline, cancel, what, waiting=False)
             try:
                 return await asyncio.wait_for(asyncio.shield(done), timeout=POLL_SECONDS)

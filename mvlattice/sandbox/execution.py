@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import JobError, QueryTimeoutError, ResponseTooLargeError
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 _ids = itertools.count(1)
+WATCH_SECONDS = 0.1  # how often the deadline and the cancel event are looked at
 
 
 # Spark refuses a task result larger than spark.driver.maxResultSize (serve sets it): the
@@ -41,17 +43,22 @@ def collect_bounded(
     many bytes (the caller cuts the answer there): a huge answer never sits in Python whole."""
     sc = frame.sparkSession.sparkContext
     group = f"mvlattice-query-{next(_ids)}"
-    done = cancel if cancel is not None else threading.Event()
+    cancel = cancel if cancel is not None else threading.Event()
     why: list[str] = []
 
     def watch() -> None:
-        if not done.wait(timeout):
-            why.append(f"query cancelled after {timeout:g} s (the service's --query-timeout)")
-        elif not finished.is_set():
-            why.append("query cancelled: the client went away")
-        else:
+        # Polls `cancel` rather than sharing it as "done": the request's own cancel event
+        # must only ever mean "stop", never "finished".
+        deadline = time.monotonic() + timeout
+        while not finished.wait(WATCH_SECONDS):
+            if cancel.is_set():
+                why.append("query cancelled: the client went away")
+            elif time.monotonic() >= deadline:
+                why.append(f"query cancelled after {timeout:g} s (the service's --query-timeout)")
+            else:
+                continue
+            sc.cancelJobGroup(group)
             return
-        sc.cancelJobGroup(group)
 
     finished = threading.Event()
     watcher = threading.Thread(target=watch, name=f"{group}-deadline", daemon=True)
@@ -75,33 +82,34 @@ def collect_bounded(
         raise JobError(f"query failed: {_first_line(exc)}") from None
     finally:
         finished.set()
-        done.set()
         for key in _LOCAL_PROPERTIES:  # None clears a property (pyspark's stub says str)
             sc.setLocalProperty(key, None)  # type: ignore[arg-type]
     return list(frame.columns), [tuple(r) for r in rows]
 
 
 def _rows_within(frame: DataFrame, max_bytes: int) -> list[Any]:
-    """Rows until they hold more than `max_bytes` (that row included, so the caller sees the
-    limit crossed)."""
+    """Rows until their JSON surely holds more than `max_bytes` (that row included, so the
+    caller's own cut at `max_bytes` sees the limit crossed and says `truncated`)."""
     rows, size = [], 0
     for row in frame.toLocalIterator(prefetchPartitions=False):
         rows.append(row)
-        size += sum(_value_bytes(v) for v in row)
+        size += _json_bytes_at_least(row)
         if size > max_bytes:
             break
     return rows
 
 
-def _value_bytes(value: Any) -> int:
-    """About what a value takes in a JSON answer (text and bytes by length)."""
-    if isinstance(value, str | bytes | bytearray):
+def _json_bytes_at_least(value: Any) -> int:
+    """A lower bound of a value's JSON size (with its separator): never more than its JSON."""
+    if isinstance(value, str):
         return len(value) + 3
+    if isinstance(value, bytes | bytearray):
+        return len(value) + 1
     if isinstance(value, list | tuple):
-        return sum(_value_bytes(v) for v in value) + 2
+        return sum(_json_bytes_at_least(v) for v in value) + 2
     if isinstance(value, dict):
-        return sum(_value_bytes(k) + _value_bytes(v) for k, v in value.items()) + 2
-    return 8
+        return sum(_json_bytes_at_least(k) + _json_bytes_at_least(v) for k, v in value.items())
+    return 2
 
 
 def _first_line(exc: BaseException) -> str:

@@ -42,6 +42,7 @@ class Sandbox:
         # the root one: mvlattice turns it off there too (`spark.spark_conf`); should anything
         # turn it back on, text with `${` is refused (`_check_text`).
         self.session.conf.set(SUBSTITUTE, "false")
+        _no_fallback_substitution(spark)
         self._substitutes = str(spark.conf.get(SUBSTITUTE, "false")).lower() != "false"
         database = _default_database(model)
         if database is not None:
@@ -103,3 +104,10 @@ def _default_database(model: Model) -> str | None:
     if schema is None or schema.type is None:
         return None
     return (schema.database if schema.type == "catalog" else None) or schema.name
+
+
+def _no_fallback_substitution(spark: SparkSession) -> None:
+    """Spark's fallback conf (what a thread with no active session reads) has substitution on
+    whatever the session says; turn it off there too."""
+    jvm: Any = spark._jvm
+    jvm.org.apache.spark.sql.internal.SQLConf.getFallbackConf().setConfString(SUBSTITUTE, "false")

@@ -43,6 +43,9 @@ def analyze(session: SparkSession, sql: str, check_parsed: Check | None = None) 
     parsed) no longer shows in the analyzed plan, or happens while analyzing."""
     state = session._jsparkSession.sessionState()  # no public parser API
     jvm: Any = session._jvm
+    # The parser reads its settings (variable substitution among them) from the thread's
+    # active session, and a thread without one gets Spark's defaults: `${env:…}` expanded.
+    jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)
     parsed = _call(lambda: state.sqlParser().parsePlan(sql), "SQL does not parse")
     _refuse_statement(jvm, parsed)
     if check_parsed is not None:

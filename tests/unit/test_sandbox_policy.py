@@ -9,7 +9,7 @@ import pytest
 
 from mvlattice.errors import RefusedSqlError
 from mvlattice.sandbox.plan_tree import build_forest
-from mvlattice.sandbox.policy import check_plan, make_policy
+from mvlattice.sandbox.policy import check_parsed, check_plan, make_policy
 
 L = "org.apache.spark.sql.catalyst.plans.logical."
 E = "org.apache.spark.sql.catalyst.expressions."
@@ -148,3 +148,75 @@ def test_a_cross_join_needs_a_side_of_one_row() -> None:
     check(join(cross, one_row))
     check(join(cross, [node(L + "SubqueryAlias", 1, child=0), node(L + "OneRowRelation")]))
     check(join(inner, [relation("shop", "product")]))  # a condition, or a WHERE above
+
+
+ANALYSIS = "org.apache.spark.sql.catalyst.analysis."
+
+
+def test_memory_unbounded_aggregates_are_refused_by_name() -> None:
+    builtins = {**BUILTINS, "collect_list": E + "aggregate.CollectList",
+                "array_agg": E + "aggregate.CollectList", "mode": E + "aggregate.Mode"}
+    policy = make_policy(["shop.sales"], [], builtins)
+    for cls in ("CollectList", "Mode", "CollectSet", "Percentile"):
+        flat = project([node(E + "aggregate." + cls, 1), literal(1)],
+                       child=node(L + "OneRowRelation"))  # fmt: skip
+        with pytest.raises(RefusedSqlError):
+            check_plan(build_forest(flat), policy)
+
+
+def rlike(pattern: dict[str, Any]) -> list[dict[str, Any]]:
+    column = node(E + "AttributeReference", name="brand")
+    return project([node(E + "RLike", 2), column, pattern], child=relation("shop", "sales"))
+
+
+def test_regular_expressions_need_a_literal_linear_pattern() -> None:
+    check(rlike(node(E + "Literal", value="^acme.*$", dataType="string")))
+    with pytest.raises(RefusedSqlError, match="quantified group"):
+        check(rlike(node(E + "Literal", value="(.*a){12}$", dataType="string")))
+    with pytest.raises(RefusedSqlError, match="literal pattern"):
+        check(rlike(node(E + "AttributeReference", name="brand")))
+    with pytest.raises(RefusedSqlError, match="wildcards"):
+        check(project([node(E + "Like", 2), literal("x"),
+                       node(E + "Literal", value="%a%b%c%d", dataType="string")],
+                      child=node(L + "OneRowRelation")))  # fmt: skip
+
+
+def test_a_file_sources_hidden_columns_are_refused() -> None:
+    reading = relation("shop", "sales")
+    reading["output"] = [[node(E + "AttributeReference", name="units")],
+                         [node(E + "AttributeReference", name="_metadata")]]  # fmt: skip
+    with pytest.raises(RefusedSqlError, match="hidden column _metadata"):
+        check(project([literal(1)], child=reading))
+    reading["output"] = [[node(E + "AttributeReference", name="units")]]
+    check(project([literal(1)], child=reading))
+
+
+def time_travel(table: str) -> list[dict[str, Any]]:
+    unresolved = node(ANALYSIS + "UnresolvedRelation", multipartIdentifier=f"[{table}]")
+    return [node(L + "Project", 1, projectList=[], child=0),
+            node(ANALYSIS + "RelationTimeTravel", relation=[unresolved], version="0")]  # fmt: skip
+
+
+def test_old_versions_and_change_feeds_only_where_the_model_allows() -> None:
+    strict = make_policy(["shop.sales"], [], BUILTINS)
+    allowing = make_policy(["shop.sales"], [], BUILTINS, time_travel=["shop.sales"])
+    with pytest.raises(RefusedSqlError, match="old versions of shop.sales"):
+        check_parsed(build_forest(time_travel("shop, sales")), strict)
+    check_parsed(build_forest(time_travel("shop, sales")), allowing)
+    with pytest.raises(RefusedSqlError, match="old versions"):
+        check_parsed(build_forest(time_travel("shop, product")), allowing)
+    changes = [node(ANALYSIS + "UnresolvedTableValuedFunction", name="[table_changes]",
+                    functionArgs=[[node(E + "Literal", value="shop.sales")]])]  # fmt: skip
+    with pytest.raises(RefusedSqlError, match="change feed"):
+        check_parsed(build_forest(changes), strict)
+    check_parsed(build_forest(changes), allowing)
+
+
+def test_type_strings_spark_parses_while_analyzing_are_bounded() -> None:
+    deep = "array<" * 100 + "int" + ">" * 100
+    call = [node(ANALYSIS + "UnresolvedFunction", 2, nameParts="[from_json]"),
+            node(E + "Literal", value="[]"), node(E + "Literal", value=deep)]  # fmt: skip
+    with pytest.raises(RefusedSqlError, match="from_json"):
+        check_parsed(build_forest(project(call, child=node(L + "OneRowRelation"))), POLICY)
+    call[2] = node(E + "Literal", value="array<int>")
+    check_parsed(build_forest(project(call, child=node(L + "OneRowRelation"))), POLICY)
