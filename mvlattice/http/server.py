@@ -14,7 +14,7 @@ import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import UsageError
 from mvlattice.http.app import create_app
@@ -25,6 +25,9 @@ from mvlattice.http.workspaces import WorkspaceBackend
 from mvlattice.querylog.log import Request
 from mvlattice.querylog.writer import LogOptions, QueryLogWriter
 from mvlattice.workspace import Workspace
+
+if TYPE_CHECKING:
+    from mvlattice.http.connections import ConnectionGuard
 
 Say = Callable[[str], None]
 
@@ -197,6 +200,19 @@ def check_port(host: str, port: int) -> None:
             raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
+def _connection_guard(settings: Settings, say: Say) -> ConnectionGuard:
+    from mvlattice.http import connections
+
+    limits = connections.ConnectionLimits(
+        settings.header_timeout, settings.body_timeout, settings.max_connections
+    )
+    files = connections.raise_file_limit()
+    guard = connections.connection_guard(limits, files)
+    say(f"connections: at most {guard.cap} open (file limit {files or 'none'}); headers "
+        f"within {limits.header_timeout:g} s, bodies within {limits.body_timeout:g} s")  # fmt: skip
+    return guard
+
+
 def serve(
     workspaces: Mapping[str, Workspace],
     *,
@@ -213,10 +229,13 @@ def serve(
     retention and literals."""
     import uvicorn
 
+    from mvlattice.http import connections
+
     settings = settings or Settings()
     say = say or (lambda line: print(f"mvlattice: {line}", file=sys.stderr, flush=True))
     check_binding(host, settings.token, tls is not None)
     check_port(host, port)
+    guard = _connection_guard(settings, say)  # before Spark starts: its JVM inherits the limit
     runtime = Runtime(
         workspaces, say, query_timeout=settings.query_timeout, log_options=log_options,
         engine=settings.engine,
@@ -227,6 +246,7 @@ def serve(
     )  # fmt: skip
     say(f"starting Spark for {', '.join(workspaces)} …")
     runtime.start(schedule=schedule)
+    runtime.metrics.gauges.update(guard.gauges())
     server: uvicorn.Server | None = None
 
     @contextlib.asynccontextmanager
@@ -241,6 +261,7 @@ def serve(
         host=host,
         port=port,
         lifespan="on",
+        http=connections.guarded_protocol(guard),
         access_log=False,
         timeout_graceful_shutdown=30,
         log_level="info",

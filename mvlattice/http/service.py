@@ -32,6 +32,9 @@ class Settings:
     max_waiting: int = 64  # queries waiting for a slot; beyond it: 503 + Retry-After
     max_response_bytes: int = 16 << 20  # a query answer's JSON; rows beyond it are cut
     engine: str = "auto"  # who may answer /v1/query: auto (the tile engine when it can) | spark
+    header_timeout: float = 10.0  # seconds to send a request's headers; then the connection closes
+    body_timeout: float = 30.0  # seconds to send a body after its headers; then it closes
+    max_connections: int = 1024  # open at once, at most half the file limit; beyond: closed
 
 
 @dataclass
