@@ -145,7 +145,7 @@ class ScheduleList(BaseModel):
 
 
 ERROR_TEXT = {
-    400: "bad, unsupported or refused SQL, or bad input",
+    400: "bad, unsupported or refused SQL, bad input, or a Host header that is not host[:port]",
     401: "missing or wrong bearer token",
     403: "a foreign Origin or a cross-site request",
     404: "unknown name",
@@ -157,7 +157,7 @@ ERROR_TEXT = {
     503: "too many queries running and waiting; retry after Retry-After seconds",
 }
 # Every route can meet the same-origin middleware's refusals.
-ALWAYS = (403, 421)
+ALWAYS = (400, 403, 421)
 
 
 def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:

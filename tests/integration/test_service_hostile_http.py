@@ -1,6 +1,7 @@
 """Hostile HTTP clients against ONE real `mvlattice serve` on loopback (issue 30, the HTTP
-layer): thousands of half-sent requests (slowloris), headers and bodies sent a byte at a time.
-After each, a normal request is still answered."""
+layer): thousands of half-sent requests (slowloris), headers and bodies sent a byte at a time,
+Host headers that are not host[:port] and origins that differ in scheme or port. After each, a
+normal request is still answered."""
 
 from __future__ import annotations
 
@@ -135,5 +136,45 @@ def test_a_body_sent_slowly_is_cut_off_at_the_body_timeout(server: Server) -> No
         sock.sendall(head.encode() + b'{"sql": "')
         took, _ = closed_by_server(sock, BODY_TIMEOUT + 20, trickle=b"select 1 ")
         assert BODY_TIMEOUT - 0.5 <= took <= BODY_TIMEOUT + 5, took
+    normal_answer(server)
+
+
+# -- Host and Origin ---------------------------------------------------------------------------
+BAD_HOSTS = ["localhost:80@evil.com", "user@localhost", "127.0.0.1:8765/x", "127.0.0.1:abc",
+             "127.0.0.1:", "localhost:99999", "[::1", "[::1]x", "[fe80::1%25eth0]",
+             "127.0.0.1:80:80", "evil.com#.localhost", "local%68ost"]  # fmt: skip
+
+
+@pytest.mark.parametrize("host", BAD_HOSTS)
+def test_a_host_header_that_is_not_host_and_port_is_refused(server: Server, host: str) -> None:
+    status, body = raw(server, "/v1/tiles", [("Host", host)])
+    assert status == 400 and b"host[:port]" in body, (status, body)
+    normal_answer(server)
+
+
+def test_two_host_headers_are_refused_and_valid_ones_are_answered(server: Server) -> None:
+    _, port = address(server)
+    twice = [("Host", f"127.0.0.1:{port}"), ("Host", "evil.com")]
+    assert raw(server, "/v1/tiles", twice)[0] == 400
+    for host in (f"127.0.0.1:{port}", "localhost", f"LOCALHOST:{port}", f"[::1]:{port}"):
+        assert raw(server, "/v1/tiles", [("Host", host)])[0] == 200, host
+
+
+def test_an_origin_must_match_scheme_host_and_port(server: Server) -> None:
+    _, port = address(server)
+    here = f"127.0.0.1:{port}"
+    cases = [
+        (here, f"http://{here}", 200),
+        ("127.0.0.1", "http://127.0.0.1:80", 200),  # default ports are filled in
+        (here, "http://127.0.0.1:1", 403),  # another port: another service on this host
+        (here, f"https://{here}", 403),  # another scheme
+        (here, f"http://localhost:{port}", 403),  # another host name
+        (here, "http://127.0.0.1", 403),  # port 80
+        (here, f"http://{here}@evil.com", 403),
+        (here, "null", 403),
+    ]
+    for host, origin, expected in cases:
+        status, body = raw(server, "/v1/tiles", [("Host", host), ("Origin", origin)])
+        assert status == expected, (host, origin, body)
     normal_answer(server)
 
