@@ -52,11 +52,16 @@ ASGIApp = Any
 
 def create_app(service: Service, lifespan: Any = None) -> ASGIApp:
     """The ASGI app: FastAPI routes inside metrics, bearer-token and body-size middlewares."""
+    # Swagger UI and ReDoc load their scripts, unpinned, from a CDN: with a token set, such a
+    # script would run on the origin whose status page keeps the token in sessionStorage.
+    docs = service.settings.token is None
     app = FastAPI(
         title="mvlattice",
         version="1",
         description="Rewrite SQL onto tiles and materialized views; tile status and refresh.",
         lifespan=lifespan,
+        docs_url="/docs" if docs else None,
+        redoc_url="/redoc" if docs else None,
     )
     app.state.service = service
     _error_handlers(app)

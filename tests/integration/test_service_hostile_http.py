@@ -1,7 +1,7 @@
 """Hostile HTTP clients against ONE real `mvlattice serve` on loopback (issue 30, the HTTP
 layer): thousands of half-sent requests (slowloris), headers and bodies sent a byte at a time,
-Host headers that are not host[:port] and origins that differ in scheme or port. After each, a
-normal request is still answered."""
+Host headers that are not host[:port], origins that differ in scheme or port, and the
+CDN-loading docs pages with a token set. After each, a normal request is still answered."""
 
 from __future__ import annotations
 
@@ -178,3 +178,14 @@ def test_an_origin_must_match_scheme_host_and_port(server: Server) -> None:
         assert status == expected, (host, origin, body)
     normal_answer(server)
 
+
+# -- docs pages --------------------------------------------------------------------------------
+def test_with_a_token_the_docs_pages_are_off_and_the_schema_needs_the_token(
+    server: Server,
+) -> None:
+    for path in ("/docs", "/redoc", "/docs/oauth2-redirect"):
+        status, doc = server.call("GET", path)
+        assert status == 404, (path, doc)
+    assert server.call("GET", "/openapi.json", token=None)[0] == 401
+    status, schema = server.call("GET", "/openapi.json")
+    assert status == 200 and "/v1/query" in schema["paths"]
