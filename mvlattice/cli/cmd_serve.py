@@ -103,7 +103,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--query-log-literals",
         choices=("keep", "blank"),
         default="keep",
-        help="'blank' stores SQL with its literals replaced by ? (default keep)",
+        help="'blank' stores and shows SQL with its literals replaced by ? (default keep)",
     )
     params.spark_options(p)
     p.set_defaults(handler=serve)
@@ -153,6 +153,7 @@ def serve(args: argparse.Namespace) -> int:
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
         max_connections=args.max_connections,
+        literals=args.query_log_literals,
     )
     log_options = LogOptions(retention=args.query_log_retention, literals=args.query_log_literals)
     server.serve(workspaces, host=args.host, port=args.port, settings=settings,

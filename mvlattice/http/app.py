@@ -297,7 +297,7 @@ def _ops_routes(app: FastAPI, service: Service) -> None:
     async def querylog(limit: int = Query(100, ge=0, le=HISTORY)) -> dict[str, Any]:
         """The newest rewrite/query requests since the service started, newest first (the
         whole log: `mvlattice log`); a miss's explanation when it was asked for."""
-        return {"entries": [e.to_json() for e in service.recent.newest(limit)]}
+        return {"entries": await run_in_threadpool(service.recent.shown, limit)}
 
     @app.get("/v1/schedule", response_model=ScheduleList, responses=errors(401))
     async def schedule() -> dict[str, Any]:

@@ -117,6 +117,10 @@ class LoggedQuery(BaseModel):
     time: str
     kind: str
     sql: str
+    sql_form: str = Field(
+        description="full | blanked (serve --query-log-literals blank: literals shown as ?) | "
+        "omitted (literals were to be blanked but the SQL did not parse)"
+    )
     model: str
     rewritten: bool
     views: list[str]

@@ -16,6 +16,7 @@ from mvlattice.http.gate import QueryGate
 from mvlattice.http.jobs import Job, JobRunner
 from mvlattice.http.metrics import Metrics
 from mvlattice.http.recent import RecentQueries
+from mvlattice.querylog.log import Literals
 from mvlattice.querylog.log import Request as LoggedRequest
 
 
@@ -35,6 +36,7 @@ class Settings:
     header_timeout: float = 10.0  # seconds to send a request's headers; then the connection closes
     body_timeout: float = 30.0  # seconds to send a body after its headers; then it closes
     max_connections: int = 1024  # open at once, at most half the file limit; beyond: closed
+    literals: Literals = "keep"  # `--query-log-literals`: blank hides them wherever SQL is shown
 
 
 @dataclass
@@ -48,7 +50,7 @@ class Service:
     jobs: JobRunner | None = None
     # the scheduler's next runs: [{model, kind, name, cron, next_run}] (none without one)
     schedule: Callable[[], list[dict[str, Any]]] = lambda: []
-    recent: RecentQueries = field(default_factory=RecentQueries)
+    recent: RecentQueries = field(init=False)
     gate: QueryGate = field(init=False)
     running: set[threading.Event] = field(default_factory=set)  # cancel events of live queries
     _rewrite_limiter: Any = field(default=None, init=False, repr=False)
@@ -61,6 +63,7 @@ class Service:
 
     def __post_init__(self) -> None:
         self.gate = QueryGate(self.settings.max_queries, self.settings.max_waiting)
+        self.recent = RecentQueries(literals=self.settings.literals)
         if self.jobs is None:
             self.jobs = JobRunner(on_finish=self.job_finished)
 

@@ -1,10 +1,12 @@
 """Hostile HTTP clients against ONE real `mvlattice serve` on loopback (issue 30, the HTTP
 layer): thousands of half-sent requests (slowloris), headers and bodies sent a byte at a time,
-Host headers that are not host[:port], origins that differ in scheme or port, and the
-CDN-loading docs pages with a token set. After each, a normal request is still answered."""
+Host headers that are not host[:port], origins that differ in scheme or port, the CDN-loading
+docs pages with a token set, and literals that `--query-log-literals blank` must hide wherever
+SQL is shown. After each, a normal request is still answered."""
 
 from __future__ import annotations
 
+import json
 import re
 import select
 import socket
@@ -31,7 +33,7 @@ def server(spark, tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("service_hostile_http")
     model = make_shop(spark, root)
     extra = ("--header-timeout", str(HEADER_TIMEOUT), "--body-timeout", str(BODY_TIMEOUT),
-             "--no-scheduler")  # fmt: skip
+             "--query-log-literals", "blank", "--no-scheduler")  # fmt: skip
     running = start(model, root / "warehouse", root / "server.log", extra=extra, files=FILES)
     yield running
     running.stop()
@@ -189,3 +191,29 @@ def test_with_a_token_the_docs_pages_are_off_and_the_schema_needs_the_token(
     assert server.call("GET", "/openapi.json", token=None)[0] == 401
     status, schema = server.call("GET", "/openapi.json")
     assert status == 200 and "/v1/query" in schema["paths"]
+
+
+# -- literals ----------------------------------------------------------------------------------
+SECRETS = ("54321", "secret-word", "98765", "secret-two")
+
+
+def test_blanked_literals_are_shown_nowhere(server: Server) -> None:
+    asked = [
+        ("/v1/query", f"select count(*) as n from shop.sales where units = {SECRETS[0]} "
+                      f"and 'x' <> '{SECRETS[1]}'", 200),
+        ("/v1/query", f"select nope from shop.sales where units = {SECRETS[2]}", 400),
+        ("/v1/rewrite", f"select ( '{SECRETS[3]}' from", 400),
+    ]  # fmt: skip
+    for path, sql, expected in asked:
+        status, doc = server.call("POST", path, {"sql": sql})
+        assert status == expected, doc
+    status, log = server.call("GET", "/v1/querylog")
+    assert status == 200
+    entries = log["entries"][:3]
+    assert [e["sql_form"] for e in entries] == ["omitted", "blanked", "blanked"]
+    assert "units = ?" in entries[2]["sql"] and entries[0]["sql"] == ""
+    status, page = server.call("GET", "/ui/part/queries")
+    assert status == 200 and "units = ?" in page
+    shown = json.dumps(log) + page
+    assert not [s for s in SECRETS if s in shown], shown
+    normal_answer(server)

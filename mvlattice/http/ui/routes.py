@@ -101,7 +101,7 @@ def _fragment_routes(app: FastAPI, service: Service) -> None:
     @app.get("/ui/part/queries", include_in_schema=False)
     async def queries() -> HTMLResponse:
         await _explain_misses(service)
-        entries = [e.to_json() for e in service.recent.newest(QUERIES_SHOWN)]
+        entries = await run_in_threadpool(service.recent.shown, QUERIES_SHOWN)
         return html(queries_html(entries))
 
     @app.get("/ui/part/advice", include_in_schema=False)
