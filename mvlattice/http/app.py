@@ -18,7 +18,13 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from mvlattice.errors import MvlatticeError, Outcome, OverloadedError, ResponseTooLargeError
+from mvlattice.errors import (
+    MvlatticeError,
+    Outcome,
+    OverloadedError,
+    QueryTimeoutError,
+    ResponseTooLargeError,
+)
 from mvlattice.http.errors import body, http_status, one_line, status_of
 from mvlattice.http.metrics import CONTENT_TYPE
 from mvlattice.http.middleware import RequestMetrics
@@ -251,11 +257,16 @@ def _catalog_routes(app: FastAPI, service: Service) -> None:
         entries = await run_in_threadpool(backend.tiles, model, lattice)
         return JSONResponse(jsonable({"tiles": entries}))
 
-    @app.get("/v1/advice", response_model=None, responses=errors(400, 401, 404))
-    async def advice(model: str | None = None, since: str | None = None) -> JSONResponse:
+    @app.get("/v1/advice", response_model=None, responses=errors(400, 401, 404, 503))
+    async def advice(
+        request: Request, model: str | None = None, since: str | None = None
+    ) -> JSONResponse:
         """Miss analytics from the query log (`mvlattice advise`): misses by reason, grouped by
-        the nearest tile and what it lacks, with the tile element to add to the model."""
-        found = await run_in_threadpool(backend.advice, model, since)
+        the nearest tile and what it lacks, with the tile element to add to the model. Kept
+        until the query log changes; one computation at a time (503 while another runs)."""
+        found = await service.advice.advice(model, since, request)
+        if found is None:
+            raise QueryTimeoutError("advice cancelled: its client went away")
         return JSONResponse(jsonable({"models": found}))
 
     @app.post("/v1/tiles/{name}/refresh", status_code=202, response_model=JobResponse,

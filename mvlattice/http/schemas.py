@@ -158,7 +158,8 @@ ERROR_TEXT = {
     413: "request body (or a query's first answer row) too large",
     415: "a POST without a JSON body or the X-Mvlattice-Request header",
     421: "a Host this service does not answer to (see --allowed-host)",
-    503: "too many queries running and waiting; retry after Retry-After seconds",
+    503: "too many queries running and waiting, or advice for other arguments being computed; "
+    "retry after Retry-After seconds",
 }
 # Every route can meet the same-origin middleware's refusals.
 ALWAYS = (400, 403, 421)

@@ -70,6 +70,9 @@ class Runtime:
         self.metrics.gauges["mvlattice_query_log_pending"] = lambda: sum(
             w.pending for w in self.writers.values()
         )
+        self.metrics.gauges["mvlattice_query_log_written_total"] = lambda: sum(
+            w.written for w in self.writers.values()
+        )
         self.metrics.gauges["mvlattice_query_log_dropped_total"] = lambda: sum(
             w.dropped for w in self.writers.values()
         )
@@ -139,6 +142,8 @@ class Runtime:
                 self.metrics.refresh("schedule", "failed")
                 raise
             self.metrics.refresh("schedule", "ok" if ok else "failed")
+            if self.service is not None:
+                self.service.advice.forget()  # the tiles changed: so may the advice
             return ok, summary
 
         return run

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 
+from mvlattice.http.advice import AdviceRunner
 from mvlattice.http.backend import Backend
 from mvlattice.http.errors import status_of
 from mvlattice.http.gate import QueryGate
@@ -51,6 +52,7 @@ class Service:
     # the scheduler's next runs: [{model, kind, name, cron, next_run}] (none without one)
     schedule: Callable[[], list[dict[str, Any]]] = lambda: []
     recent: RecentQueries = field(init=False)
+    advice: AdviceRunner = field(init=False)
     gate: QueryGate = field(init=False)
     running: set[threading.Event] = field(default_factory=set)  # cancel events of live queries
     _rewrite_limiter: Any = field(default=None, init=False, repr=False)
@@ -64,16 +66,22 @@ class Service:
     def __post_init__(self) -> None:
         self.gate = QueryGate(self.settings.max_queries, self.settings.max_waiting)
         self.recent = RecentQueries(literals=self.settings.literals)
+        self.advice = AdviceRunner(self.backend.advice, self.backend.log_versions)
+        self.metrics.gauges["mvlattice_advice_computations_total"] = lambda: self.advice.computed
+        self.metrics.gauges["mvlattice_advice_running"] = lambda: self.advice.running
         if self.jobs is None:
             self.jobs = JobRunner(on_finish=self.job_finished)
 
     def cancel_queries(self) -> None:
-        """Cancel every running query (their Spark jobs stop): the service is stopping."""
+        """Cancel every running query (their Spark jobs stop) and the advice being computed:
+        the service is stopping."""
         for cancel in list(self.running):
             cancel.set()
+        self.advice.cancel()
 
     def job_finished(self, job: Job) -> None:
         self.metrics.refresh("http", "ok" if job.status == "succeeded" else "failed")
+        self.advice.forget()
 
     def log(
         self,
