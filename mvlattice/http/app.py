@@ -52,6 +52,7 @@ from mvlattice.http.security import (
 from mvlattice.http.service import Service
 from mvlattice.http.ui.routes import add_ui_routes
 from mvlattice.output import jsonable
+from mvlattice.querylog.log import parse_since
 
 ASGIApp = Any
 
@@ -264,6 +265,7 @@ def _catalog_routes(app: FastAPI, service: Service) -> None:
         """Miss analytics from the query log (`mvlattice advise`): misses by reason, grouped by
         the nearest tile and what it lacks, with the tile element to add to the model. Kept
         until the query log changes; one computation at a time (503 while another runs)."""
+        parse_since(since)  # a bad `since` is a 400 at once, not a 503 behind running advice
         found = await service.advice.advice(model, since, request)
         if found is None:
             raise QueryTimeoutError("advice cancelled: its client went away")

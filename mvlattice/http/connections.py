@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,7 +162,7 @@ class GuardedProtocol(HttpToolsProtocol):
         if not self.transport.is_closing():
             self.transport.close()
 
-    def _arm(self, seconds: float, then: Any) -> None:
+    def _arm(self, seconds: float, then: Callable[[], None]) -> None:
         self._disarm()
         self._timer = self.loop.call_later(seconds, then)
 
