@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from mvlattice.advise.advice import Advice, Change, Group
 from mvlattice.advise.search import FIXABLE, Search
+from mvlattice.errors import QueryTimeoutError
 from mvlattice.lattice.lattice import TileSpec
 from mvlattice.querylog.log import LogRecord, read_log
 
@@ -31,11 +32,14 @@ MAX_DISTINCT = 500  # distinct missed queries explained, most asked first
 EXAMPLES = 3
 
 
-def advise(ws: Workspace, since: dt.datetime | None = None) -> Advice:
-    """Advice from `ws`'s query log (since a time, if given) against its current tiles."""
+def advise(
+    ws: Workspace, since: dt.datetime | None = None, stop: Callable[[], bool] = lambda: False
+) -> Advice:
+    """Advice from `ws`'s query log (since a time, if given) against its current tiles;
+    QueryTimeoutError as soon as `stop()` is true between two misses."""
     records = read_log(ws.warehouse, since, spark=ws.spark)
     tiles = current_tiles(ws)
-    return advise_records(records, ws.model, tiles, ws.rewrite, since)
+    return advise_records(records, ws.model, tiles, ws.rewrite, since, stop)
 
 
 def current_tiles(ws: Workspace) -> dict[str, TileSpec]:
@@ -53,6 +57,7 @@ def advise_records(
     tiles: Mapping[str, TileSpec],
     explain: Callable[[str, bool], RewriteResult],
     since: dt.datetime | None = None,
+    stop: Callable[[], bool] = lambda: False,
 ) -> Advice:
     requests = [r for r in records if r.kind in KINDS]
     misses = Counter(r.sql for r in requests if is_miss(r))
@@ -61,6 +66,8 @@ def advise_records(
     grouped: dict[Change, list[tuple[str, int]]] = defaultdict(list)
     answered = unadvised = 0
     for sql, times in misses.most_common(MAX_DISTINCT):
+        if stop():
+            raise QueryTimeoutError("advice cancelled: nobody waits for it any more")
         result = explain(sql, True)
         if result.rewritten:
             answered += times

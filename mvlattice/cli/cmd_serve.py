@@ -62,6 +62,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="queries waiting for a slot (64); beyond: 503 with Retry-After",
     )
     p.add_argument(
+        "--header-timeout",
+        type=_seconds,
+        default=10.0,
+        help="seconds a client has to send a request's headers (10); then it is disconnected",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        default=30.0,
+        help="seconds a client has to send a body after its headers (30); then it is disconnected",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=params.at_least_one,
+        default=1024,
+        help="connections open at once (1024; at most half the open-file limit); at the limit a "
+        "new one closes the oldest idle or half-sent one",
+    )
+    p.add_argument(
         "--allowed-host",
         action="append",
         default=[],
@@ -84,7 +103,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--query-log-literals",
         choices=("keep", "blank"),
         default="keep",
-        help="'blank' stores SQL with its literals replaced by ? (default keep)",
+        help="'blank' stores and shows SQL with its literals replaced by ? (default keep)",
     )
     params.spark_options(p)
     p.set_defaults(handler=serve)
@@ -131,6 +150,10 @@ def serve(args: argparse.Namespace) -> int:
         max_waiting=args.max_waiting,
         max_response_bytes=args.max_response_bytes,
         engine=args.engine,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        max_connections=args.max_connections,
+        literals=args.query_log_literals,
     )
     log_options = LogOptions(retention=args.query_log_retention, literals=args.query_log_literals)
     server.serve(workspaces, host=args.host, port=args.port, settings=settings,

@@ -22,6 +22,7 @@ from mvlattice.errors import (
     MvlatticeError,
     Outcome,
     OverloadedError,
+    QueryTimeoutError,
     ResponseTooLargeError,
     SparkUnavailableError,
 )
@@ -52,17 +53,23 @@ from mvlattice.http.security import (
 from mvlattice.http.service import Service
 from mvlattice.http.ui.routes import add_ui_routes
 from mvlattice.output import jsonable
+from mvlattice.querylog.log import parse_since
 
 ASGIApp = Any
 
 
 def create_app(service: Service, lifespan: Any = None) -> ASGIApp:
     """The ASGI app: FastAPI routes inside metrics, bearer-token and body-size middlewares."""
+    # Swagger UI and ReDoc load their scripts, unpinned, from a CDN: with a token set, such a
+    # script would run on the origin whose status page keeps the token in sessionStorage.
+    docs = service.settings.token is None
     app = FastAPI(
         title="mvlattice",
         version="1",
         description="Rewrite SQL onto tiles and materialized views; tile status and refresh.",
         lifespan=lifespan,
+        docs_url="/docs" if docs else None,
+        redoc_url="/redoc" if docs else None,
     )
     app.state.service = service
     _error_handlers(app)
@@ -264,11 +271,17 @@ def _catalog_routes(app: FastAPI, service: Service) -> None:
         entries = await run_in_threadpool(backend.tiles, model, lattice)
         return JSONResponse(jsonable({"tiles": entries}))
 
-    @app.get("/v1/advice", response_model=None, responses=errors(400, 401, 404))
-    async def advice(model: str | None = None, since: str | None = None) -> JSONResponse:
+    @app.get("/v1/advice", response_model=None, responses=errors(400, 401, 404, 503))
+    async def advice(
+        request: Request, model: str | None = None, since: str | None = None
+    ) -> JSONResponse:
         """Miss analytics from the query log (`mvlattice advise`): misses by reason, grouped by
-        the nearest tile and what it lacks, with the tile element to add to the model."""
-        found = await run_in_threadpool(backend.advice, model, since)
+        the nearest tile and what it lacks, with the tile element to add to the model. Kept
+        until the query log changes; one computation at a time (503 while another runs)."""
+        parse_since(since)  # a bad `since` is a 400 at once, not a 503 behind running advice
+        found = await service.advice.advice(model, since, request)
+        if found is None:
+            raise QueryTimeoutError("advice cancelled: its client went away")
         return JSONResponse(jsonable({"models": found}))
 
     @app.post("/v1/tiles/{name}/refresh", status_code=202, response_model=JobResponse,
@@ -316,7 +329,7 @@ def _ops_routes(app: FastAPI, service: Service) -> None:
     async def querylog(limit: int = Query(100, ge=0, le=HISTORY)) -> dict[str, Any]:
         """The newest rewrite/query requests since the service started, newest first (the
         whole log: `mvlattice log`); a miss's explanation when it was asked for."""
-        return {"entries": [e.to_json() for e in service.recent.newest(limit)]}
+        return {"entries": await run_in_threadpool(service.recent.shown, limit)}
 
     @app.get("/v1/schedule", response_model=ScheduleList, responses=errors(401))
     async def schedule() -> dict[str, Any]:

@@ -4,6 +4,7 @@ against an in-memory fake and run against Workspaces (`workspaces.WorkspaceBacke
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -62,8 +63,15 @@ class Backend(Protocol):
 
     def tiles(self, model: str | None, lattice: str | None) -> list[dict[str, Any]]: ...
 
-    def advice(self, model: str | None, since: str | None) -> list[dict[str, Any]]:
-        """Miss analytics per model (`mvlattice advise`), from the query log."""
+    def advice(
+        self, model: str | None, since: str | None, stop: Callable[[], bool] = ...
+    ) -> list[dict[str, Any]]:
+        """Miss analytics per model (`mvlattice advise`), from the query log; QueryTimeoutError
+        once `stop()` is true."""
+        ...
+
+    def log_versions(self, model: str | None) -> tuple[int | None, ...]:
+        """The Delta version of each picked model's query log (what advice is kept by)."""
         ...
 
     def refresh_scope(self, tile: str, model: str | None) -> Scope:

@@ -13,6 +13,7 @@ slots, whatever the clients were told.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -95,11 +96,11 @@ class QueryGate:
         try:
             result = work()
         except BaseException as exc:  # noqa: BLE001 - handed to the request that awaits it
-            loop.call_soon_threadsafe(_settle, done, None, exc)
+            _call_in(loop, _settle, done, None, exc)
         else:
-            loop.call_soon_threadsafe(_settle, done, result, None)
+            _call_in(loop, _settle, done, result, None)
         finally:
-            loop.call_soon_threadsafe(self._release)
+            _call_in(loop, self._release)
 
     def _release(self) -> None:
         self.active -= 1
@@ -142,6 +143,12 @@ def _check_deadline(deadline: float, cancel: threading.Event, what: str, *, wait
     if time.monotonic() >= deadline:
         where = " while waiting for a query slot" if waiting else ""
         raise QueryTimeoutError(f"query cancelled{where} after {what}")
+
+
+def _call_in(loop: asyncio.AbstractEventLoop, action: Callable[..., None], *args: Any) -> None:
+    """`action(*args)` on the loop, unless the loop is gone (a stopped server: nobody waits)."""
+    with contextlib.suppress(RuntimeError):  # "Event loop is closed"
+        loop.call_soon_threadsafe(action, *args)
 
 
 def _settle(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:

@@ -5,11 +5,17 @@ The Delta query log is the record (`mvlattice log` reads it); reading it costs a
 too much for a page that polls every two seconds, so the service also keeps this bounded ring.
 A miss's explanation is kept when the request asked for one; otherwise the page asks for it
 later (`explained`) and the entry says the explanation is from then, not from the request.
+
+With `serve --query-log-literals blank` every entry is shown as the Delta log stores it: its
+SQL with literals as `?` (none when it does not parse), and its message and explanations — which
+quote the SQL — with what reads as a literal as `?`. The ring itself keeps the text as sent, in
+memory only: the status page explains a miss by rewriting it again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import threading
 import time
@@ -18,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mvlattice.errors import Outcome
-from mvlattice.querylog.log import Request
+from mvlattice.querylog.log import Literals, Request
+from mvlattice.sql.fingerprint import blank_literals, blank_text
 
 HISTORY = 500
 
@@ -35,13 +42,15 @@ class Recent:
         """Valid SQL that no view answered — the entries worth explaining."""
         return self.request.outcome == Outcome.OK and not self.request.rewritten
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, literals: Literals = "keep") -> dict[str, Any]:
+        """The entry as shown; `blank`: without its literals (see the module's docstring)."""
         r = self.request
-        return {
+        doc = {
             "id": self.id,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r.at)),
             "kind": r.kind,
             "sql": r.sql,
+            "sql_form": "full",
             "model": r.model,
             "rewritten": r.rewritten,
             "views": list(r.views),
@@ -52,12 +61,38 @@ class Recent:
             "explain": None if self.explain is None else [dict(e) for e in self.explain],
             "explained_later": self.explained_later,
         }
+        return _blanked(doc) if literals == "blank" else doc
+
+
+def _blanked(doc: dict[str, Any]) -> dict[str, Any]:
+    sql, form = blanked_sql(doc["sql"])
+    message = doc["message"]
+    explain = [
+        {**e, "message": blank_text(e["message"])} if isinstance(e.get("message"), str) else e
+        for e in doc["explain"] or ()
+    ]
+    return {
+        **doc,
+        "sql": sql,
+        "sql_form": form,
+        "message": None if message is None else blank_text(message),
+        "explain": None if doc["explain"] is None else explain,
+    }
+
+
+@functools.lru_cache(maxsize=HISTORY)  # the status page shows the same entries every poll
+def blanked_sql(sql: str) -> tuple[str, str]:
+    """(the SQL with literals as `?`, "blanked"), or ("", "omitted") when it does not parse —
+    as the query log stores it (`querylog.log.to_record`)."""
+    text = blank_literals(sql)
+    return (text, "blanked") if text is not None else ("", "omitted")
 
 
 class RecentQueries:
     """A thread-safe ring of the newest requests (handlers run on several threads)."""
 
-    def __init__(self, size: int = HISTORY) -> None:
+    def __init__(self, size: int = HISTORY, literals: Literals = "keep") -> None:
+        self.literals = literals  # `serve --query-log-literals`: how entries are shown
         self._items: deque[Recent] = deque(maxlen=size)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -72,6 +107,11 @@ class RecentQueries:
         with self._lock:
             items = list(self._items)
         return tuple(reversed(items[-limit:])) if limit > 0 else ()
+
+    def shown(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest entries as `GET /v1/querylog` and the status page show them (blanking
+        parses SQL: call it off the event loop)."""
+        return [e.to_json(self.literals) for e in self.newest(limit)]
 
     def explained(self, entry_id: int, explain: Any) -> Recent | None:
         """Attach an explanation found after the request; None when the entry is gone."""

@@ -122,6 +122,10 @@ class LoggedQuery(BaseModel):
     time: str
     kind: str
     sql: str
+    sql_form: str = Field(
+        description="full | blanked (serve --query-log-literals blank: literals shown as ?) | "
+        "omitted (literals were to be blanked but the SQL did not parse)"
+    )
     model: str
     rewritten: bool
     views: list[str]
@@ -150,7 +154,7 @@ class ScheduleList(BaseModel):
 
 
 ERROR_TEXT = {
-    400: "bad, unsupported or refused SQL, or bad input",
+    400: "bad, unsupported or refused SQL, bad input, or a Host header that is not host[:port]",
     401: "missing or wrong bearer token",
     403: "a foreign Origin or a cross-site request",
     404: "unknown name",
@@ -159,10 +163,11 @@ ERROR_TEXT = {
     413: "request body (or a query's first answer row) too large",
     415: "a POST without a JSON body or the X-Mvlattice-Request header",
     421: "a Host this service does not answer to (see --allowed-host)",
-    503: "too many queries running and waiting; retry after Retry-After seconds",
+    503: "too many queries running and waiting, or advice for other arguments being computed; "
+    "retry after Retry-After seconds",
 }
 # Every route can meet the same-origin middleware's refusals.
-ALWAYS = (403, 421)
+ALWAYS = (400, 403, 421)
 
 
 def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:

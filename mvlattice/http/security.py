@@ -13,6 +13,7 @@ import hmac
 import ipaddress
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -254,11 +255,69 @@ class BearerAuth:
 
 
 def host_name(value: str) -> str:
-    """The host of a Host header or an origin's authority, lower-case, without port."""
+    """The host of a configured name (--allowed-host, the bind address), lower-case, without
+    port. Request headers go through `authority`, which refuses what is not host[:port]."""
     value = value.strip().lower()
     if value.startswith("["):
         return value[1 : value.find("]")] if "]" in value else value
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+# A host name as DNS has it (letters, digits, '-', '_' for service names), which covers dotted
+# IPv4 addresses too; nothing else a URL's authority allows (userinfo '@', '%', '~', '!', …).
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
+_REG_NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*\.?")
+_PORT = re.compile(r"[0-9]{1,5}")
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True, slots=True)
+class Authority:
+    host: str  # lower-case; an IPv6 address without its brackets
+    port: int | None
+
+
+def authority(value: str) -> Authority | None:
+    """A Host header's (or an origin's) host[:port]: a name, an IPv4 or a [bracketed] IPv6
+    address, and digits for the port. None for anything else — `localhost:80@evil.com`, paths,
+    spaces, zone ids, an empty or out-of-range port."""
+    text = value.lower()
+    if text.startswith("["):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or "%" in host or not _is_ipv6(host):
+            return None
+    else:
+        host, colon, port_text = text.partition(":")
+        rest = colon + port_text
+        if not _REG_NAME.fullmatch(host):
+            return None
+    if not rest:
+        return Authority(host, None)
+    port = rest[1:]
+    if rest[0] != ":" or not _PORT.fullmatch(port) or int(port) > 65535:
+        return None
+    return Authority(host, int(port))
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def same_origin(origin: str, scheme: str, addressed: Authority | None) -> bool:
+    """Whether an Origin header names the service as this request addresses it: the same
+    scheme, host and port (80 and 443 when not given) — a page on another port or served over
+    another scheme is another origin, however its host is spelled."""
+    origin_scheme, sep, rest = origin.strip().lower().partition("://")
+    found = authority(rest) if sep else None
+    if found is None or addressed is None or origin_scheme not in DEFAULT_PORTS:
+        return False
+    default = DEFAULT_PORTS.get(scheme)
+    ours = (scheme, addressed.host, addressed.port or default)
+    return (origin_scheme, found.host, found.port or DEFAULT_PORTS[origin_scheme]) == ours
 
 
 def allowed_hosts(extra: tuple[str, ...], bind: str | None = None) -> frozenset[str]:
@@ -270,10 +329,11 @@ def allowed_hosts(extra: tuple[str, ...], bind: str | None = None) -> frozenset[
 
 
 class SameOrigin:
-    """Refuses requests not addressed to this service (a foreign `Host`: DNS rebinding), from a
-    foreign `Origin` or a cross-site fetch, and POSTs that a cross-site form could send (not
-    JSON and without the X-Mvlattice-Request header) — token or not. `/healthz` is exempt from
-    the Host check, so probes that address the service by IP work."""
+    """Refuses requests whose `Host` is not host[:port] (400) or not a name of this service
+    (421: DNS rebinding), from an `Origin` other than the service as addressed (scheme, host
+    and port) or a cross-site fetch, and POSTs that a cross-site form could send (not JSON and
+    without the X-Mvlattice-Request header) — token or not. `/healthz` is exempt from the name
+    check, so probes that address the service by IP work."""
 
     def __init__(self, app: ASGIApp, hosts: frozenset[str]) -> None:
         self.app, self.hosts = app, hosts
@@ -289,12 +349,11 @@ class SameOrigin:
             await send_error(send, problem[0], problem[1])
 
     def _problem(self, scope: Scope) -> tuple[int, str] | None:
-        host = _header(scope, b"host")
-        if scope["path"] not in OPEN_PATHS and (host is None or host_name(host) not in self.hosts):
-            return 421, (f"this service does not answer to host '{host_name(host or '')}'; "
-                         "start it with --allowed-host NAME to allow that name")  # fmt: skip
+        addressed, problem = self._addressed(scope)
+        if problem is not None:
+            return problem
         origin = _header(scope, b"origin")
-        if origin is not None and _origin_host(origin) not in self.hosts:
+        if origin is not None and not same_origin(origin, scope.get("scheme", "http"), addressed):
             return 403, f"cross-origin request from '{origin[:100]}' refused"
         if (_header(scope, b"sec-fetch-site") or "").lower() == "cross-site":
             return 403, "cross-site request refused"
@@ -303,10 +362,21 @@ class SameOrigin:
                          "application/json) or the X-Mvlattice-Request header")  # fmt: skip
         return None
 
+    def _addressed(self, scope: Scope) -> tuple[Authority | None, tuple[int, str] | None]:
+        """The Host header's authority, or why the request is refused for it."""
+        hosts = [v for k, v in scope.get("headers", ()) if k.lower() == b"host"]
+        addressed = authority(hosts[0].decode("latin-1")) if len(hosts) == 1 else None
+        if hosts and addressed is None:
+            return None, (400, BAD_HOST)
+        known = addressed is not None and addressed.host in self.hosts
+        if scope["path"] not in OPEN_PATHS and not known:
+            name = addressed.host if addressed else ""
+            return None, (421, f"this service does not answer to host '{name}'; start it "
+                               "with --allowed-host NAME to allow that name")  # fmt: skip
+        return addressed, None
 
-def _origin_host(origin: str) -> str:
-    _, sep, rest = origin.strip().partition("://")
-    return host_name(rest.split("/", 1)[0]) if sep else ""
+
+BAD_HOST = "the Host header must be one host[:port] (a name, an IPv4 or [IPv6] address)"
 
 
 def _json_or_marked(scope: Scope) -> bool:

@@ -14,7 +14,7 @@ import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mvlattice.errors import UsageError
 from mvlattice.http.app import create_app
@@ -26,6 +26,9 @@ from mvlattice.http.workspaces import WorkspaceBackend
 from mvlattice.querylog.log import Request
 from mvlattice.querylog.writer import LogOptions, QueryLogWriter
 from mvlattice.workspace import Workspace
+
+if TYPE_CHECKING:
+    from mvlattice.http.connections import ConnectionGuard
 
 Say = Callable[[str], None]
 
@@ -68,6 +71,9 @@ class Runtime:
                 self.writers[ws.warehouse] = writer.start()
         self.metrics.gauges["mvlattice_query_log_pending"] = lambda: sum(
             w.pending for w in self.writers.values()
+        )
+        self.metrics.gauges["mvlattice_query_log_written_total"] = lambda: sum(
+            w.written for w in self.writers.values()
         )
         self.metrics.gauges["mvlattice_query_log_dropped_total"] = lambda: sum(
             w.dropped for w in self.writers.values()
@@ -138,6 +144,8 @@ class Runtime:
                 self.metrics.refresh("schedule", "failed")
                 raise
             self.metrics.refresh("schedule", "ok" if ok else "failed")
+            if self.service is not None:
+                self.service.advice.forget()  # the tiles changed: so may the advice
             return ok, summary
 
         return run
@@ -209,6 +217,19 @@ def check_port(host: str, port: int) -> None:
             raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
+def _connection_guard(settings: Settings, say: Say) -> ConnectionGuard:
+    from mvlattice.http import connections
+
+    limits = connections.ConnectionLimits(
+        settings.header_timeout, settings.body_timeout, settings.max_connections
+    )
+    files = connections.raise_file_limit()
+    guard = connections.connection_guard(limits, files)
+    say(f"connections: at most {guard.cap} open (file limit {files or 'none'}); headers "
+        f"within {limits.header_timeout:g} s, bodies within {limits.body_timeout:g} s")  # fmt: skip
+    return guard
+
+
 def serve(
     workspaces: Mapping[str, Workspace],
     *,
@@ -225,10 +246,13 @@ def serve(
     retention and literals."""
     import uvicorn
 
+    from mvlattice.http import connections
+
     settings = settings or Settings()
     say = say or (lambda line: print(f"mvlattice: {line}", file=sys.stderr, flush=True))
     check_binding(host, settings.token, tls is not None)
     check_port(host, port)
+    guard = _connection_guard(settings, say)  # before Spark starts: its JVM inherits the limit
     runtime = Runtime(
         workspaces, say, query_timeout=settings.query_timeout, log_options=log_options,
         engine=settings.engine, max_bytes=settings.max_response_bytes,
@@ -249,6 +273,7 @@ def serve(
     say(f"starting Spark for {', '.join(workspaces)} …")
     runtime.start(schedule=schedule)
     watch.start()
+    runtime.metrics.gauges.update(guard.gauges())
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
@@ -263,6 +288,7 @@ def serve(
         host=host,
         port=port,
         lifespan="on",
+        http=connections.guarded_protocol(guard),
         access_log=False,
         timeout_graceful_shutdown=30,
         log_level="info",

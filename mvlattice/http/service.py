@@ -10,12 +10,14 @@ from typing import Any
 
 import anyio
 
+from mvlattice.http.advice import AdviceRunner
 from mvlattice.http.backend import Backend
 from mvlattice.http.errors import status_of
 from mvlattice.http.gate import QueryGate
 from mvlattice.http.jobs import Job, JobRunner
 from mvlattice.http.metrics import Metrics
 from mvlattice.http.recent import RecentQueries
+from mvlattice.querylog.log import Literals
 from mvlattice.querylog.log import Request as LoggedRequest
 
 
@@ -32,6 +34,10 @@ class Settings:
     max_waiting: int = 64  # queries waiting for a slot; beyond it: 503 + Retry-After
     max_response_bytes: int = 16 << 20  # a query answer's JSON; rows beyond it are cut
     engine: str = "auto"  # who may answer /v1/query: auto (the tile engine when it can) | spark
+    header_timeout: float = 10.0  # seconds to send a request's headers; then the connection closes
+    body_timeout: float = 30.0  # seconds to send a body after its headers; then it closes
+    max_connections: int = 1024  # open at once, at most half the file limit; beyond: closed
+    literals: Literals = "keep"  # `--query-log-literals`: blank hides them wherever SQL is shown
 
 
 @dataclass
@@ -45,7 +51,8 @@ class Service:
     jobs: JobRunner | None = None
     # the scheduler's next runs: [{model, kind, name, cron, next_run}] (none without one)
     schedule: Callable[[], list[dict[str, Any]]] = lambda: []
-    recent: RecentQueries = field(default_factory=RecentQueries)
+    recent: RecentQueries = field(init=False)
+    advice: AdviceRunner = field(init=False)
     # Spark's JVM as last probed: ok | down | unresponsive (`spark_watch.SparkWatch`)
     spark_state: Callable[[], str] = lambda: "ok"
     gate: QueryGate = field(init=False)
@@ -60,16 +67,23 @@ class Service:
 
     def __post_init__(self) -> None:
         self.gate = QueryGate(self.settings.max_queries, self.settings.max_waiting)
+        self.recent = RecentQueries(literals=self.settings.literals)
+        self.advice = AdviceRunner(self.backend.advice, self.backend.log_versions)
+        self.metrics.gauges["mvlattice_advice_computations_total"] = lambda: self.advice.computed
+        self.metrics.gauges["mvlattice_advice_running"] = lambda: self.advice.running
         if self.jobs is None:
             self.jobs = JobRunner(on_finish=self.job_finished)
 
     def cancel_queries(self) -> None:
-        """Cancel every running query (their Spark jobs stop): the service is stopping."""
+        """Cancel every running query (their Spark jobs stop) and the advice being computed:
+        the service is stopping."""
         for cancel in list(self.running):
             cancel.set()
+        self.advice.cancel()
 
     def job_finished(self, job: Job) -> None:
         self.metrics.refresh("http", "ok" if job.status == "succeeded" else "failed")
+        self.advice.forget()
 
     def log(
         self,

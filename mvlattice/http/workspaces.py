@@ -193,12 +193,25 @@ class WorkspaceBackend:
             for entry in ws.tiles(lattice)
         ]
 
-    def advice(self, model: str | None, since: str | None) -> list[dict[str, Any]]:
+    def advice(
+        self, model: str | None, since: str | None, stop: Callable[[], bool] = lambda: False
+    ) -> list[dict[str, Any]]:
         from mvlattice.advise.advisor import advise
         from mvlattice.querylog.log import parse_since
 
         start = parse_since(since)
-        return [{"model": name, **advise(ws, start).to_json()} for name, ws in self._pick(model)]
+        return [
+            {"model": name, **advise(ws, start, stop).to_json()} for name, ws in self._pick(model)
+        ]
+
+    def log_versions(self, model: str | None) -> tuple[int | None, ...]:
+        """The Delta version of each picked model's query log (None: no log yet)."""
+        from mvlattice.delta.log import latest_version
+        from mvlattice.querylog.log import log_location
+
+        return tuple(
+            latest_version(ws.spark, log_location(ws.warehouse)) for _, ws in self._pick(model)
+        )
 
     def _took(self, ws: Workspace, entry: Any) -> float | None:
         """How long the last build of a catalog entry's table took (its record says)."""

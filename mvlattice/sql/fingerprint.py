@@ -22,6 +22,7 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 DIALECT = "spark"
 _STRING = re.compile(r"'(?:[^'\\]|\\.|'')*'")
+_DOUBLE_QUOTED = re.compile(r'"(?:[^"\\]|\\.|"")*"')  # Spark reads "…" as a string too
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _SPACE = re.compile(r"\s+")
 MAX_PARSE_CHARS = 64 * 1024
@@ -95,6 +96,12 @@ def blank_literals(sql: str, tree: exp.Expr | None = None) -> str | None:
         return tree.transform(_blank_value, copy=True).sql(dialect=DIALECT, comments=False)
     except Exception:  # noqa: BLE001 - as in `describe`: None means "do not store the text"
         return None
+
+
+def blank_text(text: str) -> str:
+    """Text that may quote SQL — an error message, a rewrite's explanation — with what reads as
+    a literal (a quoted string, a number outside a name) replaced by `?`; never raises."""
+    return _NUMBER.sub("?", _DOUBLE_QUOTED.sub("?", _STRING.sub("?", text)))
 
 
 def _shape(tree: exp.Expr) -> str:

@@ -336,6 +336,12 @@ def test_substitution_never_reads_the_environment_and_the_log_shows_what_ran(
     for text in ("SELECT '${env:HOME}' AS x", "SELECT '${system:user.dir}' AS x"):
         status, doc = server.call("POST", "/v1/query", {"sql": text})
         assert status == 200 and doc["rows"] == [[text.split("'")[1]]], doc
+    on_tiles = ("SELECT p.category, '${env:HOME}' AS h, count(*) AS n FROM shop.sales s "
+                "JOIN shop.product p USING (product_id) GROUP BY p.category")  # fmt: skip
+    status, doc = server.call("POST", "/v1/query", {"sql": on_tiles})
+    assert status == 200 and {row[1] for row in doc["rows"]} == {"${env:HOME}"}, doc
+    status, base = server.call("POST", "/v1/query", {"sql": on_tiles, "rewrite": False})
+    assert Counter(map(tuple, base["rows"])) == Counter(map(tuple, doc["rows"])), base
     hidden = ("SELECT 1 AS shown -- ${system:line.separator}, (SELECT max(units) "
               "FROM shop.sales) AS hidden")  # fmt: skip
     status, doc = server.call("POST", "/v1/query", {"sql": hidden})

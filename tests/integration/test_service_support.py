@@ -138,8 +138,15 @@ class Server:
 
 
 def start(
-    model: Path, warehouse: Path, log: Path, *, wait: float = 600.0, extra: tuple[str, ...] = ()
+    model: Path,
+    warehouse: Path,
+    log: Path,
+    *,
+    wait: float = 600.0,
+    extra: tuple[str, ...] = (),
+    files: tuple[int, int] | None = None,
 ) -> Server:
+    """`files`: the (soft, hard) limit on open files the server process starts with."""
     port = free_port()
     command = [
         sys.executable, "-m", "mvlattice.cli.main", "serve", str(model),
@@ -150,7 +157,9 @@ def start(
     ]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     out = log.open("w")
-    process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    process = subprocess.Popen(
+        command, stdout=out, stderr=subprocess.STDOUT, env=env, preexec_fn=_file_limit(files)
+    )
     server = Server(f"http://127.0.0.1:{port}", process, log, warehouse, model)
 
     def healthy() -> bool:
@@ -167,6 +176,18 @@ def start(
         server.stop()
         raise
     return server
+
+
+def _file_limit(files: tuple[int, int] | None) -> Any:
+    if files is None:
+        return None
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, files)
+
+    return limit
 
 
 def wait_for_job(server: Server, job_id: str, timeout: float = 600.0) -> dict:

@@ -84,7 +84,9 @@ def test_the_fragment_escapes_and_shows_the_element() -> None:
 
 
 class Backend(FakeBackend):
-    def advice(self, model: str | None, since: str | None) -> list[dict[str, Any]]:
+    def advice(
+        self, model: str | None, since: str | None, stop: Any = None
+    ) -> list[dict[str, Any]]:
         return [{"model": "shop", **advice().to_json(), "since": since}]
 
 

@@ -84,7 +84,7 @@ def test_a_stopping_service_cancels_its_running_queries() -> None:
     assert backend.started.acquire(timeout=10)
     service.cancel_queries()
     thread.join(10)
-    assert backend.cancelled == ["select 42"]
+    wait_until(lambda: backend.cancelled == ["select 42"], 10, "the backend to see the cancel")
     assert answers[0].status_code == 408 and answers[0].json()["error"]["code"] == "timeout"
     assert service.running == set()
 
@@ -256,3 +256,86 @@ def test_the_spark_watch_reports_a_dead_jvm_and_gives_up_after_a_while() -> None
     finally:
         spark_watch.PROBE_SECONDS = original
         watch.stop()
+
+
+def _guarded_server(guard: Any) -> tuple[Any, int, threading.Thread]:
+    import uvicorn
+
+    from mvlattice.http.connections import guarded_protocol
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(create_app(Service(FakeBackend())), host="127.0.0.1", port=port,
+                            http=guarded_protocol(guard), log_level="error")  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, 20, "the server to start", interval=0.05)
+    return server, port, thread
+
+
+def _closed(sock: socket.socket, within: float) -> bytes:
+    """What the server sent before closing `sock`; fails when it is still open after `within`."""
+    sock.settimeout(within)
+    chunks = []
+    while chunk := sock.recv(4096):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_connections_are_capped_below_the_file_limit() -> None:
+    from mvlattice.http.connections import ConnectionLimits, connection_guard
+
+    limits = ConnectionLimits(max_connections=1024)
+    assert connection_guard(limits, 1024).cap == 512
+    assert connection_guard(limits, 1 << 20).cap == 1024
+    assert connection_guard(limits, None).cap == 1024
+
+
+def test_at_the_cap_the_oldest_half_sent_connection_makes_room() -> None:
+    from mvlattice.http.connections import ConnectionLimits, connection_guard
+
+    guard = connection_guard(ConnectionLimits(header_timeout=30, max_connections=3), None)
+    server, port, thread = _guarded_server(guard)
+    half = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n"
+    try:
+        slow = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        for sock in slow:
+            sock.sendall(half)
+        wait_until(lambda: guard.open == 3, 10, "three open connections", interval=0.01)
+        with urllib.request.urlopen(f"http://localhost:{port}/healthz", timeout=10) as answer:
+            assert answer.status == 200  # it closed the oldest half-sent one to get in
+        assert _closed(slow[0], 10) == b"" and guard.shed == 1
+        for sock in slow[1:]:
+            sock.setblocking(False)
+            with pytest.raises(BlockingIOError):  # still open: nothing to read, no EOF
+                sock.recv(1)
+            sock.close()
+        slow[0].close()
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_headers_and_bodies_have_deadlines() -> None:
+    from mvlattice.http.connections import ConnectionLimits, connection_guard
+
+    guard = connection_guard(ConnectionLimits(header_timeout=0.5, body_timeout=0.5), None)
+    server, port, thread = _guarded_server(guard)
+    body_head = (b"POST /v1/rewrite HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
+                 b"application/json\r\nContent-Length: 50\r\n\r\n{")  # fmt: skip
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as silent:
+            assert _closed(silent, 10).startswith(b"HTTP/1.1 408 ")
+        with socket.create_connection(("127.0.0.1", port)) as slow_body:
+            slow_body.sendall(body_head)
+            assert _closed(slow_body, 10) == b""
+        assert (guard.header_timeouts, guard.body_timeouts) == (1, 1)
+        with socket.create_connection(("127.0.0.1", port)) as kept_alive:
+            kept_alive.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            assert _closed(kept_alive, 10).startswith(b"HTTP/1.1 200 ")  # then idle: 408
+        assert guard.header_timeouts == 2 and guard.open == 0
+    finally:
+        server.should_exit = True
+        thread.join(10)

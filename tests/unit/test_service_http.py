@@ -81,8 +81,13 @@ class FakeBackend:
     def tiles(self, model: str | None, lattice: str | None) -> list[dict[str, Any]]:
         return [{"name": "shop.t1", "status": "fresh"}]
 
-    def advice(self, model: str | None, since: str | None) -> list[dict[str, Any]]:
+    def advice(
+        self, model: str | None, since: str | None, stop: Any = None
+    ) -> list[dict[str, Any]]:
         return []
+
+    def log_versions(self, model: str | None) -> tuple[int | None, ...]:
+        return (None,)
 
     def refresh_scope(self, tile: str, model: str | None) -> Scope:
         if tile != "shop.t1":

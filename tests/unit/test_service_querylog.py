@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from mvlattice.errors import UsageError
+from mvlattice.http.recent import RecentQueries
 from mvlattice.querylog import log as querylog
 from mvlattice.querylog.log import MAX_SQL_BYTES, Request, cap_sql, parse_since, to_record
 from mvlattice.querylog.retention import parse_retention
@@ -21,6 +22,7 @@ from mvlattice.querylog.writer import (
 )
 from mvlattice.sql.fingerprint import (
     blank_literals,
+    blank_text,
     describe,
     fingerprint,
     normalize_sql,
@@ -305,6 +307,32 @@ def test_literals_can_be_blanked() -> None:
     broken = to_record(request(1, sql="select 'secret' from where"), "blank")
     assert (broken.sql, broken.sql_form) == ("", "omitted") and not querylog._usable(broken)
     assert "secret" not in str(broken.row())
+
+
+def test_text_that_quotes_sql_is_blanked_too() -> None:
+    message = ("the view keeps only rows where year = 2021; the query asks for s.name = 'a''b' "
+               'and x > 4.5e3 or y = "two" (t2.c1, col_3)')  # fmt: skip
+    assert blank_text(message) == (
+        "the view keeps only rows where year = ?; the query asks for s.name = ? "
+        "and x > ? or y = ? (t2.c1, col_3)"
+    )
+
+
+def test_recent_queries_are_shown_as_the_log_stores_them() -> None:
+    ring = RecentQueries(literals="blank")
+    sql = "select a from t where s = 'secret' and n = 4242"
+    ring.add(request(1, sql=sql, message="cannot resolve n = 4242"),
+             [{"view": "v", "message": "the query asks for s = 'secret'"}])  # fmt: skip
+    ring.add(request(2, sql="select 'secret' from where"))
+    broken, entry = ring.shown(2)
+    assert (entry["sql"], entry["sql_form"]) == ("SELECT a FROM t WHERE s = ? AND n = ?", "blanked")
+    assert entry["message"] == "cannot resolve n = ?"
+    assert entry["explain"] == [{"view": "v", "message": "the query asks for s = ?"}]
+    assert (broken["sql"], broken["sql_form"]) == ("", "omitted")
+    assert ring.newest(1)[0].request.sql == "select 'secret' from where"  # kept to explain it
+    plain = RecentQueries()  # --query-log-literals keep
+    plain.add(request(1, sql=sql))
+    assert (plain.shown(1)[0]["sql"], plain.shown(1)[0]["sql_form"]) == (sql, "full")
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,9 @@ from mvlattice.errors import (
 )
 from mvlattice.http.errors import STATUSES, status_of
 from mvlattice.http.security import (
+    Authority,
     allowed_hosts,
+    authority,
     check_binding,
     check_nesting,
     check_query,
@@ -29,6 +31,7 @@ from mvlattice.http.security import (
     host_name,
     is_loopback,
     read_token,
+    same_origin,
     token_matches,
 )
 
@@ -68,6 +71,47 @@ def test_tls_files_go_together_and_must_be_readable(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_host_names_lose_their_port_and_case(header: str, host: str) -> None:
     assert host_name(header) == host
+
+
+@pytest.mark.parametrize(
+    "header, host, port",
+    [("localhost", "localhost", None), ("LocalHost:8765", "localhost", 8765),
+     ("[::1]:80", "::1", 80), ("127.0.0.1", "127.0.0.1", None),
+     ("mv.example.com.", "mv.example.com.", None), ("my_service:65535", "my_service", 65535)],
+)  # fmt: skip
+def test_a_host_header_is_host_and_port(header: str, host: str, port: int | None) -> None:
+    assert authority(header) == Authority(host, port)
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["localhost:80@evil.com", "user@localhost", "localhost/x", "localhost:", "localhost:abc",
+     "localhost:65536", "localhost:+80", "::1", "[::1", "[::1]x", "[fe80::1%25eth0]", "[nope]",
+     "a b", "", ":80", "-a.example", "a..b", "évil.com", "local%68ost", "evil.com#.localhost"],
+)  # fmt: skip
+def test_anything_else_is_no_host(header: str) -> None:
+    assert authority(header) is None
+
+
+@pytest.mark.parametrize(
+    "origin, scheme, host, same",
+    [("http://localhost:8765", "http", "localhost:8765", True),
+     ("HTTP://LOCALHOST:8765", "http", "localhost:8765", True),
+     ("http://localhost", "http", "localhost:80", True),
+     ("https://mv.example.com:443", "https", "mv.example.com", True),
+     ("http://localhost:8766", "http", "localhost:8765", False),
+     ("https://localhost:8765", "http", "localhost:8765", False),
+     ("http://127.0.0.1:8765", "http", "localhost:8765", False),
+     ("http://localhost:8765@evil.com", "http", "localhost:8765", False),
+     ("http://localhost:8765/", "http", "localhost:8765", False),
+     ("null", "http", "localhost:8765", False),
+     ("ftp://localhost:8765", "ftp", "localhost:8765", False)],
+)  # fmt: skip
+def test_an_origin_is_the_same_only_in_scheme_host_and_port(
+    origin: str, scheme: str, host: str, same: bool
+) -> None:
+    assert same_origin(origin, scheme, authority(host)) is same
+    assert same_origin(origin, scheme, None) is False
 
 
 def test_the_allowed_hosts_are_loopback_the_given_names_and_a_specific_bind() -> None:

@@ -55,6 +55,12 @@ def queries_html(entries: Sequence[Mapping[str, Any]]) -> str:
     return f'<table class="queries"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
 
 
+def _sql(e: Mapping[str, Any]) -> str:
+    if e.get("sql_form") == "omitted":  # --query-log-literals blank, and it did not parse
+        return '<span class="empty">not shown: its literals could not be blanked</span>'
+    return sql_block(e.get("sql", ""))
+
+
 def _row(e: Mapping[str, Any]) -> str:
     outcome = str(e.get("outcome") or "")
     if outcome != "ok":
@@ -68,7 +74,7 @@ def _row(e: Mapping[str, Any]) -> str:
     cells = (
         when(e.get("time")),
         esc(e.get("kind", "")) + _small(e.get("model")),
-        sql_block(e.get("sql", "")),
+        _sql(e),
         verdict,
         views,
         _engine(e.get("engine")),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
@@ -101,12 +101,13 @@ def _fragment_routes(app: FastAPI, service: Service) -> None:
     @app.get("/ui/part/queries", include_in_schema=False)
     async def queries() -> HTMLResponse:
         await _explain_misses(service)
-        entries = [e.to_json() for e in service.recent.newest(QUERIES_SHOWN)]
+        entries = await run_in_threadpool(service.recent.shown, QUERIES_SHOWN)
         return html(queries_html(entries))
 
     @app.get("/ui/part/advice", include_in_schema=False)
-    async def advice() -> HTMLResponse:
-        return html(advice_html(await run_in_threadpool(backend.advice, None, None)))
+    async def advice(request: Request) -> HTMLResponse:
+        found = await service.advice.advice(None, None, request)
+        return html(advice_html(found or []))
 
 
 def _lattices(service: Service) -> list[dict[str, Any]]:
