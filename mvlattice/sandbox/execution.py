@@ -48,18 +48,20 @@ def collect_bounded(
 
     def watch() -> None:
         # Polls `cancel` rather than sharing it as "done": the request's own cancel event
-        # must only ever mean "stop", never "finished".
+        # must only ever mean "stop", never "finished". Once stopping, it cancels the group
+        # again until the query ends: a job submitted after a cancel (the next partition of
+        # an answer, a query still being planned) is not stopped by the earlier one.
         deadline = time.monotonic() + timeout
         while not finished.wait(WATCH_SECONDS):
-            if cancel.is_set():
+            if not why and cancel.is_set():
                 why.append("query cancelled: the client went away")
-            elif time.monotonic() >= deadline:
+            elif not why and time.monotonic() >= deadline:
                 why.append(f"query cancelled after {timeout:g} s (the service's --query-timeout)")
-            else:
-                continue
-            sc.cancelJobGroup(group)
-            return
+            if why:
+                sc.cancelJobGroup(group)
 
+    if cancel.is_set():  # stopped before it started (its deadline passed while it waited)
+        raise QueryTimeoutError("query cancelled before it ran")
     finished = threading.Event()
     watcher = threading.Thread(target=watch, name=f"{group}-deadline", daemon=True)
     sc.setJobGroup(group, "mvlattice client query", interruptOnCancel=True)

@@ -72,7 +72,8 @@ class Sandbox:
     def run(
         self, sql: str, limit: int | None, cancel: threading.Event | None = None
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
-        return collect_bounded(self.frame(sql), limit, self.timeout, cancel, self.max_bytes)
+        frame = self.frame(sql)  # analysis may take long: the cancel is looked at after it
+        return collect_bounded(frame, limit, self.timeout, cancel, self.max_bytes)
 
     def _checked(self, sql: str) -> Analyzed:
         self._check_text(sql)

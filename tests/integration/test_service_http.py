@@ -251,6 +251,19 @@ def test_query_answers_and_the_logs_say_which_engine_answered(
     assert (record.kind, record.source, record.engine) == ("query", "http", "spark")
 
 
+def test_a_substitution_literal_is_text_on_the_tile_engine_too(
+    spark, server: Server, built: dict
+) -> None:
+    """`${env:…}` is never expanded (issue 30): the tile engine and Spark answer the text."""
+    marked = BY_CATEGORY.replace("select p.category,", "select p.category, '${env:HOME}' as h,")
+    assert marked != BY_CATEGORY
+    status, fast = server.call("POST", "/v1/query", {"sql": marked})
+    assert status == 200 and (fast["rewritten"], fast["engine"]) == (True, "local"), fast
+    assert {row[1] for row in fast["rows"]} == {"${env:HOME}"}
+    status, slow = server.call("POST", "/v1/query", {"sql": marked, "rewrite": False})
+    assert status == 200 and rows(slow) == rows(fast) == truth(spark, server, marked)
+
+
 def gauge(text: str, name: str) -> float:
     (value,) = [line.split()[1] for line in text.splitlines() if line.startswith(name + " ")]
     return float(value)
