@@ -105,9 +105,10 @@ class Workspace:
         try:
             if table.location is None:
                 return tuple(spark.table(table.catalog_name or table.qualified_name).columns)
-            reader = spark.read.format(table.format or "delta").options(**dict(table.options))
+            options = dict(table.options)
             if table.format == "csv":
-                reader = reader.option("header", "true")
+                options.setdefault("header", "true")  # as the table is registered
+            reader = spark.read.format(table.format or "delta").options(**options)
             return tuple(reader.load(table.location).columns)
         except Exception:  # noqa: BLE001 - any failure means "no such table" to the loader
             return None
