@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from mvlattice.advise.advice import Advice, Change, Group
 from mvlattice.advise.search import FIXABLE, Search
+from mvlattice.errors import SqlError
 from mvlattice.lattice.lattice import TileSpec
 from mvlattice.querylog.log import LogRecord, read_log
 
@@ -61,7 +62,11 @@ def advise_records(
     grouped: dict[Change, list[tuple[str, int]]] = defaultdict(list)
     answered = unadvised = 0
     for sql, times in misses.most_common(MAX_DISTINCT):
-        result = explain(sql, True)
+        try:
+            result = explain(sql, True)
+        except SqlError:  # Spark rejects it as written (logged before that was checked)
+            unadvised += times
+            continue
         if result.rewritten:
             answered += times
             continue
