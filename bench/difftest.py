@@ -5,7 +5,7 @@ engine answers in the driver must give Spark's answer exactly, Python types incl
 on the base tables and Spark's on the same rewritten SQL.
 
     python bench/difftest.py [--queries N] [--seed S] [--star foodmart|ssb|synthetic|all]
-                             [--driver-memory 4g] [--json]
+                             [--corpus random|rejected] [--driver-memory 4g] [--json]
 
 --queries is per star. Each star's line is followed by a table per construct the generator
 tags (querygen.constructs: or, in, time_grain, outer_join, grouping_sets, approx_distinct,
@@ -20,6 +20,13 @@ the closest miss of those not rewritten. With --json the last line is
 the others. Every mismatch and error is printed with its star, query seed and constructs.
 SIGUSR1 ends the current star early (its report covers the queries checked so far, and says
 so); the next star runs as asked.
+
+--corpus rejected checks near misses instead (`proof.rejected`): each generated query the tiles
+answer, changed by one quirk of another dialect or one mistake (double-quoted names, LIMIT 0, 5,
+CAST AS TEXT, functions Spark lacks, a column left out of the GROUP BY, ...) into a query Spark
+rejects. None may be answered: each must fail in the workspace (query and rewrite) with Spark's
+own error. The tables are per quirk; "rewritten" counts near misses answered (0 expected), and
+"not rewritten" shows how many near misses Spark accepted (not checked).
 """
 
 # bench/ holds profile.py, which would shadow the standard library's `profile` (pyspark
@@ -49,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200, help="queries per star")
     parser.add_argument("--seed", type=int, default=0, help="seeds the views and the queries")
     parser.add_argument("--star", choices=[*STARS, "all"], default="all")
+    parser.add_argument("--corpus", choices=["random", "rejected"], default="random",
+                        help="random queries compared, or near misses Spark rejects")  # fmt: skip
     parser.add_argument("--tiles", type=int, default=8)
     parser.add_argument("--mvs", type=int, default=8)
     parser.add_argument("--batch", type=int, default=40, help="query pairs per Spark job")
@@ -87,9 +96,13 @@ def main(argv: list[str] | None = None) -> int:
             setup = time.perf_counter() - start
             seeds = range(args.seed * 1_000_000, args.seed * 1_000_000 + args.queries)
             stopping[0] = False
-            report = difftest.run(prepared, seeds, batch=args.batch, on_finding=print,
-                                  stop=lambda: stopping[0])  # fmt: skip
-            if report.queries < args.queries:
+            if args.corpus == "rejected":
+                report = difftest.run_rejected(prepared, seeds, on_finding=print,
+                                               stop=lambda: stopping[0])  # fmt: skip
+            else:
+                report = difftest.run(prepared, seeds, batch=args.batch, on_finding=print,
+                                      stop=lambda: stopping[0])  # fmt: skip
+            if stopping[0]:
                 print(
                     f"{name}: stopped by SIGUSR1 after {report.queries} of {args.queries} queries"
                 )

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
     from sqlglot import exp
 
+    from mvlattice.engine.acceptance import Acceptance, Analyze
     from mvlattice.engine.tile_engine import Describe, LocalAnswer, TileEngine
     from mvlattice.jobs.batch import BatchResult, Progress
     from mvlattice.jobs.catalog import ApprovedSnapshot, CatalogAvailability, CatalogEntry
@@ -75,6 +76,7 @@ class Workspace:
         self.model: Model = load_model(self.model_path, self.warehouse, self._columns_via_spark)
         self._registered = False
         self._tile_engine: TileEngine | None = None
+        self._acceptance: Acceptance | None = None
         self._reader: TableReader | None = None
         self._hits: HitCounter | None = None
         self._leases: Leases | None = None
@@ -105,9 +107,10 @@ class Workspace:
         try:
             if table.location is None:
                 return tuple(spark.table(table.catalog_name or table.qualified_name).columns)
-            reader = spark.read.format(table.format or "delta").options(**dict(table.options))
+            options = dict(table.options)
             if table.format == "csv":
-                reader = reader.option("header", "true")
+                options.setdefault("header", "true")  # as the table is registered
+            reader = spark.read.format(table.format or "delta").options(**options)
             return tuple(reader.load(table.location).columns)
         except Exception:  # noqa: BLE001 - any failure means "no such table" to the loader
             return None
@@ -121,15 +124,11 @@ class Workspace:
     # -- API ------------------------------------------------------------------------------
     def sql(self, text: str) -> DataFrame:
         """Run SQL over the model's tables; bad SQL raises SqlError with Spark's reason."""
-        from pyspark.errors import AnalysisException, ParseException
+        from mvlattice.engine.acceptance import spark_sql_errors
 
         spark = self.spark
-        try:
+        with spark_sql_errors():
             return spark.sql(text)
-        except ParseException as exc:
-            raise SqlError(f"SQL does not parse: {_first_line(exc)}") from None
-        except AnalysisException as exc:
-            raise SqlError(f"SQL is not valid for this model: {_first_line(exc)}") from None
 
     def collect(self, frame: DataFrame, limit: int | None = None) -> tuple[list[str], list[tuple]]:
         """Columns and rows of a DataFrame; failures at run time become JobError."""
@@ -248,7 +247,10 @@ class Workspace:
         rows = {e.name: e.rows for e in self.tiles(lat.name) if e.kind == "tile"}
 
         def read(sql: str) -> tuple[str, ...] | None:
-            result = self.rewrite(sql, explain=False)
+            try:
+                result = self.rewrite(sql, explain=False)
+            except SqlError:  # Spark rejects the statement: no tile answers it
+                return None
             used = tuple(m for m in result.materializations if m in rows)
             return used if result.rewritten and used else None
 
@@ -346,6 +348,7 @@ class Workspace:
         use_index: bool = True,
         *,
         tree: exp.Query | None = None,
+        accept: Analyze | None = None,
     ) -> RewriteResult:
         """The query rewritten onto tiles and materialized views (nothing runs): a mvrewrite
         RewriteResult (rewritten, sql, materializations, explain). Views and their freshness
@@ -353,8 +356,10 @@ class Workspace:
         `use_index=False` matches every view, not only the filter tree's candidates. `tree`:
         `sql` already parsed (`sql.parse.parse_query`), so that a request parses once.
         With `explain`, a rewritten query's explanation ends with which engine would answer
-        it (`query`'s default, `auto`) and, when Spark, why."""
-        result, availability = self._rewrite(sql, explain, use_index, tree)
+        it (`query`'s default, `auto`) and, when Spark, why. SQL Spark rejects raises SqlError
+        (Spark's reason): `accept(sql)` asks Spark, by default this workspace's session (the
+        service asks its sandbox's session, which reads no file paths)."""
+        result, availability = self._rewrite(sql, explain, use_index, tree, accept)
         if not explain or not result.rewritten:
             return result
         return self._explain_engine(result, availability)
@@ -382,12 +387,19 @@ class Workspace:
         return replace(result, explain=(*result.explain, note))
 
     def _rewrite(
-        self, sql: str, explain: bool, use_index: bool, tree: exp.Query | None
+        self,
+        sql: str,
+        explain: bool,
+        use_index: bool,
+        tree: exp.Query | None,
+        accept: Analyze | None = None,
     ) -> tuple[RewriteResult, CatalogAvailability]:
         """The rewrite, and the freshness it was decided on (whose approved snapshots are
-        the ones a reader outside Spark may read)."""
+        the ones a reader outside Spark may read). Only a query Spark accepts as written is
+        rewritten: sqlglot reads, and writes back as valid SQL, text Spark rejects."""
         from mvlattice.mvrewrite.rewriter import rewrite
 
+        self.acceptance.check(sql, accept or self._analyze)
         context, availability = self._rewrite_views()
         return rewrite(sql, context, availability, explain, use_index, tree=tree), availability
 
@@ -404,6 +416,7 @@ class Workspace:
         describe: Describe | None = None,
         timeout: float | None = None,
         cancel: threading.Event | None = None,
+        accept: Analyze | None = None,
     ) -> QueryResult:
         """Run a query, rewritten first unless `rewrite=False`; a mvrewrite QueryResult
         (columns, rows, the RewriteResult, elapsed_ms, and which engine answered). Views used
@@ -414,7 +427,9 @@ class Workspace:
         SQL. With a runner, the tile engine answers only when `describe(sql)` (the sandbox's
         check, returning Spark's output schema) is given too; `timeout` (seconds) and `cancel`
         bound its run as the runner bounds Spark's (QueryTimeoutError). `tree`: `sql` already
-        parsed (`sql.parse.parse_query`), so that a request parses once."""
+        parsed (`sql.parse.parse_query`), so that a request parses once. To be rewritten, a
+        query must be one Spark accepts as written (`accept`, as `rewrite` takes it): else
+        SqlError, as Spark fails it unrewritten."""
         import time
 
         from mvlattice.mvrewrite.rewriter import Engine, QueryResult, RewriteResult
@@ -434,7 +449,7 @@ class Workspace:
                 return kept
         availability = None
         if rewrite:
-            result, availability = self._rewrite(sql, False, use_index, tree)
+            result, availability = self._rewrite(sql, False, use_index, tree, accept)
         else:
             if tree is None:
                 parse_query(sql)  # only queries: anything else is a UsageError / SqlError
@@ -558,6 +573,22 @@ class Workspace:
 
     def _describe(self, sql: str) -> StructType:
         return self.sql(sql).schema
+
+    def _analyze(self, sql: str) -> None:
+        """Spark's parser and analyzer over `sql` in this workspace's session (nothing runs)."""
+        from mvlattice.engine.acceptance import analyze
+
+        analyze(self.spark, sql)
+
+    @property
+    def acceptance(self) -> Acceptance:
+        """Spark's word on query texts, kept per text (made on first use, one per workspace)."""
+        found = getattr(self, "_acceptance", None)
+        if found is None:
+            from mvlattice.engine.acceptance import Acceptance
+
+            found = self._acceptance = Acceptance()
+        return found
 
     @property
     def tile_engine(self) -> TileEngine:

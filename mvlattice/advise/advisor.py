@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from mvlattice.advise.advice import Advice, Change, Group
 from mvlattice.advise.search import FIXABLE, Search
-from mvlattice.errors import QueryTimeoutError
+from mvlattice.errors import QueryTimeoutError, SqlError
 from mvlattice.lattice.lattice import TileSpec
 from mvlattice.querylog.log import LogRecord, read_log
 
@@ -68,7 +68,11 @@ def advise_records(
     for sql, times in misses.most_common(MAX_DISTINCT):
         if stop():
             raise QueryTimeoutError("advice cancelled: nobody waits for it any more")
-        result = explain(sql, True)
+        try:
+            result = explain(sql, True)
+        except SqlError:  # Spark rejects it as written (logged before that was checked)
+            unadvised += times
+            continue
         if result.rewritten:
             answered += times
             continue

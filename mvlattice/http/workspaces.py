@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mvlattice.engine.acceptance import analyze
 from mvlattice.errors import ConflictError, MvlatticeError, NotFoundError, UsageError
 from mvlattice.http.backend import Answer, Rewritten
 from mvlattice.http.jobs import Scope
@@ -51,6 +52,7 @@ class WorkspaceBackend:
         self.max_bytes = max_bytes  # about the bytes of rows a Spark answer fetches
         self._sandboxes: dict[str, Sandbox] = {}
         self._describers: dict[str, Callable[[str], StructType]] = {}
+        self._acceptors: dict[str, Callable[[str], None]] = {}
         self._ready = False
         self._plans: dict[tuple[str, str], dict[str, Any]] = {}
         self._plan_lock = threading.Lock()
@@ -76,7 +78,7 @@ class WorkspaceBackend:
     def rewrite(self, sql: str, explain: bool, model: str | None) -> Rewritten:
         def one(name: str, ws: Workspace) -> Rewritten:
             started = time.perf_counter()
-            result = ws.rewrite(sql, explain=explain)
+            result = ws.rewrite(sql, explain=explain, accept=self._acceptor(name, ws))
             seconds = time.perf_counter() - started
             doc = rewrite_document(result, explain)
             views = tuple(doc["materializations"])
@@ -99,7 +101,7 @@ class WorkspaceBackend:
 
         result = ws.query(sql, rewrite=rewrite, limit=limit + 1, runner=run, engine=self.engine,
                           describe=self._describer(name, ws), timeout=self.query_timeout,
-                          cancel=cancel)  # fmt: skip
+                          cancel=cancel, accept=self._acceptor(name, ws))  # fmt: skip
         return answer_of(name, result, limit)
 
     def query_local(
@@ -123,7 +125,8 @@ class WorkspaceBackend:
         try:
             result = ws.query(sql, rewrite=True, limit=limit + 1, runner=refuse,
                               engine=self.engine, describe=self._describer(name, ws),
-                              timeout=self.query_timeout, cancel=cancel)  # fmt: skip
+                              timeout=self.query_timeout, cancel=cancel,
+                              accept=self._acceptor(name, ws))  # fmt: skip
         except _SparkNeeded:
             return None
         return answer_of(name, result, limit)
@@ -162,6 +165,19 @@ class WorkspaceBackend:
                 return self._sandbox(name, ws).describe(text)
 
             found = self._describers.setdefault(name, describe)
+        return found
+
+    def _acceptor(self, name: str, ws: Workspace) -> Callable[[str], None]:
+        """Spark's parse and analysis of a client's text, in the model's sandbox session (no
+        file paths read, even to infer a schema): only what it accepts is rewritten. One
+        function per model, so that the texts it accepted are found again."""
+        found = self._acceptors.get(name)
+        if found is None:
+
+            def accept(text: str) -> None:
+                analyze(self._sandbox(name, ws).session, text)
+
+            found = self._acceptors.setdefault(name, accept)
         return found
 
     def _sandbox(self, name: str, ws: Workspace) -> Sandbox:

@@ -8,7 +8,7 @@ reports every problem at once, each located by file and path inside the document
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,9 @@ class Table:
     catalog_name: str | None = None  # `database.table` in Spark's catalog, for catalog schemas
     # Clients of the service may read its old versions and change feed (`timeTravel: true`).
     time_travel: bool = False
+    # Columns read from the source when loading (Spark's schema of CSV/Parquet files, of a
+    # catalog table or a Delta log not readable here); None when declared or in a local log.
+    source_columns: tuple[str, ...] | None = None
 
     @property
     def qualified_name(self) -> str:
@@ -161,6 +164,7 @@ def load_model(
     _check_constraints(schemas, columns, problems)
     lattices = parse_lattices(root, default_schema, columns, problems)
     materializations = parse_materializations(root, default_schema, columns, problems)
+    schemas = columns.with_source_columns(schemas)
     retention = parse_vacuum(root, "", problems)
     fast_path = parse_fast_path(root, problems)
     problems.raise_if_any()
@@ -214,6 +218,7 @@ class _ColumnIndex:
         self.fallback = fallback
         self.problems = problems
         self.cache: dict[tuple[str, str], tuple[str, ...] | None] = {}
+        self.from_source: dict[tuple[str, str], tuple[str, ...]] = {}  # what `fallback` read
 
     def __call__(self, schema: str, table: str) -> tuple[str, ...] | None:
         key = (schema.lower(), table.lower())
@@ -228,15 +233,43 @@ class _ColumnIndex:
         table = self.tables.get(key)
         if table is None:
             return None
-        if table.declared_columns is not None:
-            return table.declared_columns
-        if table.location is not None:
-            found = delta_log_columns(table.location)
-            if found is not None:
-                return found
-        if self.fallback is not None:
-            return self.fallback(table)
-        return None
+        found = known_columns(table)
+        if found is not None or self.fallback is None:
+            return found
+        found = self.fallback(table)
+        if found is not None:
+            self.from_source[key] = found
+        return found
+
+    def with_source_columns(self, schemas: tuple[Schema, ...]) -> tuple[Schema, ...]:
+        """`schemas` with every table's columns read from its source kept on the table, so
+        that whoever reads the model later (the rewriter, the suggester) knows the columns of
+        CSV, Parquet and catalog tables without asking Spark again."""
+        if self.fallback is None:
+            return schemas
+        # Tables no lattice reads too (queries may join them), except Delta tables: those are
+        # read from their logs when needed, and a missing one need not start Spark here.
+        for t in (t for s in schemas for t in s.tables if t.format != "delta"):
+            self(t.schema, t.name)
+        return tuple(
+            replace(s, tables=tuple(self._with_columns(t) for t in s.tables)) for s in schemas
+        )
+
+    def _with_columns(self, table: Table) -> Table:
+        found = self.from_source.get((table.schema.lower(), table.name.lower()))
+        return table if found is None else replace(table, source_columns=found)
+
+
+def known_columns(table: Table) -> tuple[str, ...] | None:
+    """A table's columns: declared, else from its local Delta log (read now: a Delta table's
+    schema may have evolved since loading), else as read from its source when loading."""
+    if table.declared_columns is not None:
+        return table.declared_columns
+    if table.location is not None:
+        found = delta_log_columns(table.location)
+        if found is not None:
+            return found
+    return table.source_columns
 
 
 def _default_schema(root: Mapping[str, Any], problems: Problems) -> str | None:

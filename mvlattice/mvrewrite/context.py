@@ -10,10 +10,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from functools import lru_cache
 
-from mvlattice.delta.columns import delta_log_columns
 from mvlattice.delta.columns import delta_log_types as column_types
 from mvlattice.lattice.lattice import TileSpec
-from mvlattice.model.loader import Materialization, Model, Table
+from mvlattice.model.loader import Materialization, Model, Table, known_columns
 from mvlattice.mvrewrite.match.keys import keys_of
 from mvlattice.mvrewrite.model_context import RewriteContext
 from mvlattice.mvrewrite.nested import materialization_views
@@ -78,9 +77,7 @@ def table_columns(
     """schema -> table -> column names (lower case), for every table whose columns are known."""
     out: dict[str, dict[str, tuple[str, ...]]] = {}
     for table in model.tables:
-        found = table.declared_columns
-        if found is None and table.location is not None:
-            found = delta_log_columns(table.location)
+        found = known_columns(table)
         if found is None and columns_of is not None:
             found = columns_of(table)
         if found is not None:

@@ -22,19 +22,20 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from mvlattice.model.loader import load_model
+from mvlattice.model.loader import known_columns, load_model
 from mvlattice.mvrewrite.context import context_for
 from mvlattice.mvrewrite.match.attempt import Reason
 from mvlattice.mvrewrite.rewriter import NOT_REWRITABLE, RewriteContext, RewriteResult, rewrite
 from mvlattice.proof import compare, querygen, typed
 from mvlattice.proof.compare import Row
 from mvlattice.proof.querygen import Generated, ViewSpec
+from mvlattice.proof.rejected import NearMiss, near_misses
 from mvlattice.proof.shape import Shape
 from mvlattice.proof.stars import StarDef, read_shape
 from mvlattice.sql.quote import qualified
@@ -430,6 +431,80 @@ def run(
     return Report(
         queries, rewritten, tuple(findings), seconds, local, tuple(refusals), tuple(records)
     )
+
+
+# -- the rejected corpus ----------------------------------------------------------------------
+SPARK_ACCEPTS = "(Spark accepts it: not a near miss)"
+
+
+def run_rejected(
+    prepared: Prepared,
+    seeds: Iterable[int],
+    on_finding: Callable[[Finding], None] = lambda _f: None,
+    stop: Callable[[], bool] = lambda: False,
+) -> Report:
+    """The rejected corpus: each generated query the tiles answer, changed by every quirk of
+    `proof.rejected` into near misses Spark rejects; none may be answered. Each near miss Spark
+    really rejects counts as a query, tagged with its quirk; the workspace must fail it as
+    Spark does (SqlError, on `query` and `rewrite`), else an ERROR finding. Near misses Spark
+    accepts are recorded (SPARK_ACCEPTS) and not checked. `rewritten` counts those answered."""
+    start = time.perf_counter()
+    report = Report()
+    columns = {c for t in prepared.workspace.model.tables for c in known_columns(t) or ()}
+    for seed in seeds:
+        if stop():
+            break
+        sql = querygen.generate(prepared.shape, prepared.specs, seed).sql
+        if not rewrite(sql, prepared.context, explain=False).rewritten:
+            continue  # not a template: only what the tiles answer makes a near miss
+        for miss in near_misses(sql, columns):
+            checked = check_rejected(prepared, seed, miss)
+            for finding in checked.findings:
+                on_finding(finding)
+            report += checked
+    return replace(report, seconds=time.perf_counter() - start)
+
+
+def check_rejected(prepared: Prepared, seed: int, miss: NearMiss) -> Report:
+    """One near miss: skipped when Spark accepts it, else it must not be answered."""
+    from mvlattice.errors import SqlError
+
+    tags = (miss.quirk,)
+    workspace = prepared.workspace
+    try:
+        workspace.sql(miss.sql)
+    except SqlError as exc:
+        spark_says = str(exc)
+    else:
+        return Report(records=(Record(tags, False, False, SPARK_ACCEPTS),))
+    outcomes = []
+    for ask in (_rejected_query, _rejected_rewrite):
+        try:
+            outcomes.append(ask(workspace, miss.sql))
+        except SqlError as exc:
+            outcomes.append("" if str(exc) == spark_says else f"another error: {_line(exc)}")
+        except Exception as exc:  # noqa: BLE001 - whatever else it raises is a finding
+            outcomes.append(f"raised {_line(exc)}")
+    problems = [o for o in outcomes if o]
+    answered = any(o.startswith("answered") for o in problems)
+    findings = tuple(
+        Finding(prepared.star, seed, ERROR, miss.sql, "", f"{p} (Spark: {spark_says})", tags)
+        for p in problems
+    )
+    return Report(1, int(answered), findings, records=(Record(tags, answered, False, "SqlError"),))
+
+
+def _rejected_query(workspace: Any, sql: str) -> str:  # noqa: ANN401 - a Workspace
+    """What `query` did with it; Spark runs nothing here (the runner returns no rows)."""
+    answer = workspace.query(sql, runner=lambda _sql, _limit: ([], []),
+                             describe=lambda text: workspace.sql(text).schema)  # fmt: skip
+    return f"answered by {answer.engine} from {', '.join(answer.rewrite.materializations)}"
+
+
+def _rejected_rewrite(workspace: Any, sql: str) -> str:  # noqa: ANN401 - a Workspace
+    result = workspace.rewrite(sql, explain=False)
+    return f"answered: rewritten onto {', '.join(result.materializations)}" if result.rewritten \
+        else "answered: returned unrewritten, not refused"  # fmt: skip
 
 
 def ask_tile_engine(prepared: Prepared, sql: str) -> LocalRun | str | Finding | None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from mvlattice.lattice.lattice import Lattice, LatticeColumn, Node
 from mvlattice.lattice.statistic_provider import StatisticProvider
-from mvlattice.model.loader import Model
+from mvlattice.model.loader import Model, known_columns
 from mvlattice.sql.quote import qualified
 from mvlattice.suggest.direction import Uniqueness
 from mvlattice.suggest.table_catalog import TableKey
@@ -34,9 +34,7 @@ def table_lattice(model: Model, key: TableKey) -> Lattice | None:
     table = model.table(*key)
     if table is None:
         return None
-    from mvlattice.suggest.table_catalog import table_columns
-
-    columns = table_columns(table) or ()
+    columns = known_columns(table) or ()
     alias = "t"
     return Lattice(
         f"_table_{table.schema}_{table.name}",

@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from mvlattice.delta.columns import delta_log_columns
-from mvlattice.model.loader import ForeignKey, Model, Table
+from mvlattice.model.loader import ForeignKey, Model, Table, known_columns
 
 TableKey = tuple[str, str]  # (schema, table), in the catalog's spelling
 
@@ -70,8 +69,9 @@ ColumnsOf = Callable[[Table], tuple[str, ...] | None]
 
 
 def model_catalog(model: Model, columns_of: ColumnsOf | None = None) -> Catalog:
-    """A closed catalog of the model's tables; columns declared, else from the Delta log."""
-    read = columns_of or table_columns
+    """A closed catalog of the model's tables; columns declared, else from the Delta log,
+    else as read from the source when the model was loaded (`known_columns`)."""
+    read = columns_of or known_columns
     tables = {}
     for t in model.tables:
         keys = t.keys
@@ -79,12 +79,6 @@ def model_catalog(model: Model, columns_of: ColumnsOf | None = None) -> Catalog:
             t.schema, t.name, read(t) or (), keys, t.foreign_keys, declared=True
         )
     return Catalog(model.default_schema or "default", tables, closed=True)
-
-
-def table_columns(table: Table) -> tuple[str, ...] | None:
-    if table.declared_columns is not None:
-        return table.declared_columns
-    return delta_log_columns(table.location) if table.location else None
 
 
 def with_learned(catalog: Catalog, learned: Iterable[tuple[str, str, str]]) -> Catalog:

@@ -137,3 +137,29 @@ def test_a_wrong_rewrite_is_reported(synthetic) -> None:
         (3, "mismatch"),
         (4, "error"),
     ]
+
+
+def test_the_rejected_corpus(synthetic) -> None:
+    """Near misses of the generated queries the tiles answer, each rejected by Spark: none
+    is answered, each fails as Spark fails it (issue 36)."""
+    report = difftest.run_rejected(synthetic, range(1000, 1008))
+    assert [str(f) for f in report.findings] == []
+    assert report.queries >= 40 and report.rewritten == 0, report.summary()
+    quirks = report.by_construct()
+    assert len(quirks) >= 20 and "double_quoted_names" in quirks
+    accepted = sum(r.reason == difftest.SPARK_ACCEPTS for r in report.records)
+    assert accepted <= report.queries // 10, report.summary()  # the quirks are near misses
+
+
+def test_an_answered_near_miss_is_reported(synthetic, monkeypatch) -> None:
+    """The rejected corpus can fail: a workspace that rewrites without asking Spark answers."""
+    sql = next(
+        q
+        for q in (difftest.querygen.query(synthetic.shape, synthetic.specs, s) for s in range(99))
+        if difftest.rewrite(q, synthetic.context, explain=False).rewritten
+    )
+    (miss,) = [m for m in difftest.near_misses(sql) if m.quirk == "double_quoted_tables"]
+    monkeypatch.setattr(synthetic.workspace.acceptance, "check", lambda _sql, _analyze: None)
+    report = difftest.check_rejected(synthetic, 7, miss)
+    assert report.rewritten == 1 and report.errors == 2, report.summary()
+    assert "answered" in report.findings[0].detail

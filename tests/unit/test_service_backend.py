@@ -38,7 +38,8 @@ class StubWorkspace:
     def model(self) -> Any:
         return SimpleNamespace(lattices=self.lattices)
 
-    def rewrite(self, sql: str, explain: bool = True) -> RewriteResult:
+    def rewrite(self, sql: str, explain: bool = True, accept: Any = None) -> RewriteResult:
+        assert callable(accept)  # Spark's word on the text, in the sandbox's session
         if "broken" in sql:
             raise SqlError(f"broken in {self.table}")
         if self.table in sql:
@@ -58,11 +59,12 @@ class StubWorkspace:
         describe: Any = None,
         timeout: float | None = None,
         cancel: Any = None,
+        accept: Any = None,
     ) -> QueryResult:
         self.queries.append((sql, rewrite, limit))
         self.engines.append(engine)
         assert callable(describe)  # the sandbox's check, for the tile engine
-        how = self.rewrite(sql) if rewrite else RewriteResult(False, sql, ())
+        how = self.rewrite(sql, accept=accept) if rewrite else RewriteResult(False, sql, ())
         rows = tuple((i,) for i in range(10))[:limit]
         # a stand-in: "auto" lets the tile engine answer what reads a view
         local = engine == "auto" and how.rewritten
