@@ -5,14 +5,16 @@ each bound anew to random literals, so every text is new while the shapes repeat
 A template picks a random subset of the star's dimensions and measures, random output and
 table aliases, and filters of four literal kinds; a binding draws the literals: a dimension
 value read from the data (`=`), an IN list of 1-20 such values, a date range on `the_date`
-whose bounds fall on month starts (aligned: a month-grain tile answers it) or on any day
-(unaligned: only a day-grain tile does), and a LIMIT (after an ORDER BY of every output key,
-so the answer is one deterministic multiset). The range's alignment is drawn per binding, not
-per template: the same template crosses the grain guard a template cache must keep.
+whose bounds fall on month starts (aligned to a month grain) or on any day (aligned to the day
+grain only), and a LIMIT (after an ORDER BY of every output, so the answer is deterministic).
+The range's alignment is drawn per binding, not per template: one template crosses the grain
+guard a template cache must keep.
 
-`foodmart_document` is FoodMart's model with the tiles that answer every such query (day and
-month grain, wide and narrow); `DOMAIN_SQL` reads the literals from the data, and
-`AdhocTraffic` hands out new texts. Pure: no Spark; the caller runs `DOMAIN_SQL`.
+`foodmart_document` is FoodMart's model with the tiles that answer every such query in the
+tile engine (a DATE day grain, wide and narrow tiles); `DOMAIN_SQL` reads the literals from the
+data, and `AdhocTraffic` hands out new texts. Pure: no Spark; the caller runs `DOMAIN_SQL`.
+What the tile engine leaves to Spark today is left out: AVG over DECIMAL measures (an exact
+division), date_trunc outputs, TIMESTAMP literals and TIMESTAMP grains (see TILES).
 """
 
 from __future__ import annotations
@@ -81,7 +83,6 @@ DIMENSIONS = (
     Dimension("the_month", "t", "the_month"),
     Dimension("month_of_year", "t", "month_of_year"),
 )
-MONTH = "date_trunc('MONTH', {t}.the_date)"  # an output key: the month-grain tiles hold it
 DATE = "{t}.the_date"  # TIMESTAMP, one per day
 MEASURES = (
     "count(*)",
@@ -90,7 +91,6 @@ MEASURES = (
     "sum({s}.store_cost)",
     "min({s}.unit_sales)",
     "max({s}.store_sales)",
-    "avg({s}.unit_sales)",
 )
 ALIAS_WORDS = ("total", "n", "amt", "val", "metric", "x", "sales", "qty", "k", "dim")
 # What reads the literals: dimension -> SQL over the base tables, one value per row.
@@ -123,7 +123,7 @@ class Domain:
 @dataclass(frozen=True, slots=True)
 class Template:
     aliases: tuple[tuple[str, str], ...]  # (table key, alias) for the tables it joins
-    keys: tuple[tuple[str, str], ...]  # (dimension name or "month", output alias or "")
+    keys: tuple[tuple[str, str], ...]  # (dimension name, output alias or "")
     measures: tuple[tuple[str, str], ...]  # (measure, output alias or "")
     filters: tuple[tuple[str, str], ...]  # (VALUE | IN_LIST | RANGE, dimension or "the_date")
     limit: bool
@@ -146,8 +146,7 @@ def templates(rng: random.Random, count: int) -> tuple[Template, ...]:
 
 def _template(rng: random.Random) -> Template:
     dims = rng.sample(DIMENSIONS, rng.randint(0, 3))
-    keys = [d.name for d in dims] + (["month"] if rng.random() < 0.2 else [])
-    rng.shuffle(keys)
+    keys = [d.name for d in dims]
     filters = [(RANGE, "the_date")] if rng.random() < 0.75 else []
     if not filters:  # `=` and short lists alone would soon run out of new texts
         filters.append((IN_LIST, rng.choice([d for d in DIMENSIONS if d.many]).name))
@@ -156,25 +155,28 @@ def _template(rng: random.Random) -> Template:
             filters.append((rng.choice((VALUE, IN_LIST)), d.name))
     measures = rng.sample(MEASURES, rng.randint(1, 4))
     tables = _tables_for([*keys, *(name for _, name in filters)])
+    limit = bool(keys) and rng.random() < 0.3
     return Template(
         aliases=tuple((t, rng.choice(_table(t).aliases)) for t in tables),
-        keys=tuple((k, _alias(rng)) for k in keys),
-        measures=tuple((m, _alias(rng)) for m in measures),
+        keys=tuple((k, _alias(rng, limit)) for k in keys),
+        measures=tuple((m, _alias(rng, limit)) for m in measures),
         filters=tuple(filters),
-        limit=bool(keys) and rng.random() < 0.3,
+        limit=limit,
     )
 
 
-def _alias(rng: random.Random) -> str:
-    """An output alias, or none (Spark names the output itself) one time in four."""
-    return "" if rng.random() < 0.25 else f"{rng.choice(ALIAS_WORDS)}_{rng.randint(1, 99)}"
+def _alias(rng: random.Random, needed: bool) -> str:
+    """An output alias, or none (Spark names the output itself) one time in four unless
+    `needed`: the tile engine leaves a LIMIT ordered by an unnamed output to Spark."""
+    word = f"{rng.choice(ALIAS_WORDS)}_{rng.randint(1, 99)}"
+    return "" if rng.random() < 0.25 and not needed else word
 
 
 def _tables_for(names: Sequence[str]) -> list[str]:
     """The table keys the columns need, with the joins back to the fact table, in star order."""
     needed = {"s"}
     for name in names:
-        key: str | None = "t" if name in ("month", "the_date") else _dimension(name).table
+        key: str | None = "t" if name == "the_date" else _dimension(name).table
         while key is not None and key not in needed:
             needed.add(key)
             key = PARENT.get(key)
@@ -195,11 +197,20 @@ def bind(template: Template, index: int, rng: random.Random, domain: Domain) -> 
     keys = [_key_sql(k, alias) for k, _ in template.keys]
     if keys:
         sql += " group by " + ", ".join(keys)
-    if template.limit:  # every key ordered: a deterministic multiset under the LIMIT
-        order = ", ".join(f"{k} {rng.choice(('asc', 'desc'))}" for k in keys)
+    if template.limit:  # every output ordered: one deterministic answer under the LIMIT
+        order = ", ".join(
+            f"{k} {rng.choice(('asc', 'desc'))}" for k in _order_terms(template, alias)
+        )
         sql += f" order by {order} limit {rng.randint(1, 50)}"
         kinds.add(LIMIT)
     return Query(sql, index, frozenset(kinds))
+
+
+def _order_terms(template: Template, alias: Mapping[str, str]) -> list[str]:
+    """Every output, by its alias where it has one (the tile engine answers a LIMIT only under
+    an ORDER BY of every output)."""
+    keys = [a or _key_sql(k, alias) for k, a in template.keys]
+    return keys + [a or m.format(**alias) for m, a in template.measures]
 
 
 def _from(template: Template, alias: Mapping[str, str]) -> str:
@@ -214,8 +225,6 @@ def _from(template: Template, alias: Mapping[str, str]) -> str:
 
 
 def _key_sql(key: str, alias: Mapping[str, str]) -> str:
-    if key == "month":
-        return MONTH.format(**alias)
     d = _dimension(key)
     return f"{alias[d.table]}.{d.column}"
 
@@ -237,7 +246,7 @@ def _condition(
         kinds.add(ALIGNED if aligned else UNALIGNED)
         low, high = (_month_range if aligned else _day_range)(rng, domain)
         column = DATE.format(**alias)
-        return f"{column} >= {_timestamp(low)} and {column} < {_timestamp(high)}"
+        return f"{column} >= {_day(low)} and {column} < {_day(high)}"
     column, values = _key_sql(name, alias), domain.values[name]
     if kind == VALUE:
         kinds.add(VALUE)
@@ -277,8 +286,11 @@ def _next_month(day: dt.date) -> dt.date:
     return dt.date(day.year + day.month // 12, day.month % 12 + 1, 1)
 
 
-def _timestamp(day: dt.date) -> str:
-    return f"TIMESTAMP '{day.isoformat()} 00:00:00'"
+def _day(day: dt.date) -> str:
+    """An ISO date as a string: Spark compares it with the TIMESTAMP as that day's midnight,
+    and a DATE tile column with it as that day (a TIMESTAMP literal would send the rewritten
+    query to Spark: the tile engine does not take casts of text to TIMESTAMP)."""
+    return string(day.isoformat())
 
 
 def _literal(value: Any) -> str:
@@ -293,6 +305,23 @@ def _table(key: str) -> Table:
 
 def _dimension(name: str) -> Dimension:
     return next(d for d in DIMENSIONS if d.name == name)
+
+
+# FoodMart-shaped literals for use without the data (tests, the parse-cost bench).
+EXAMPLE_DOMAIN = Domain.of(
+    {
+        "product_family": ["Drink", "Food", "Non-Consumable"],
+        "product_department": ["Alcoholic Beverages", "Dairy", "Snack Foods", "Produce"],
+        "product_category": [f"Category {i}" for i in range(40)] + ["Beer and Wine"],
+        "brand_name": [f"Brand {i}" for i in range(100)] + ["Nancy's", "Big Time"],
+        "the_year": [1997, 1998],
+        "quarter": ["Q1", "Q2", "Q3", "Q4"],
+        "the_month": ["January", "February", "March", "April"],
+        "month_of_year": list(range(1, 13)),
+    },
+    dt.date(1997, 1, 1),
+    dt.date(1997, 12, 31),
+)
 
 
 class AdhocTraffic:
@@ -322,18 +351,21 @@ MEASURE_ELEMENTS = [
     {"agg": "sum", "args": "store_cost"},
     {"agg": "min", "args": "unit_sales"},
     {"agg": "max", "args": "store_sales"},
-    {"agg": "avg", "args": "unit_sales"},  # SUM and COUNT of unit_sales, for AVG's rollup
 ]
 PRODUCT = ["product_family", "product_department", "product_category", "brand_name"]
 CALENDAR = ["the_year", "quarter", "the_month", "month_of_year"]
+# The day grain is a DATE (`sale_day`): the rewriter reads day-aligned bounds on `the_date`
+# from it, and the tile engine compares a DATE with an ISO date string as Spark does. (A month
+# grain, `date_trunc('MONTH', the_date)`, would answer month-aligned ranges too, but it is a
+# TIMESTAMP, whose comparisons the tile engine leaves to Spark: not served here, today.)
 TILES = (
-    ["the_date", *CALENDAR, "month_start", *PRODUCT],  # day grain: any range, ~80k rows
-    ["month_start", *CALENDAR, *PRODUCT],  # month grain: aligned ranges only
-    ["the_date", "month_start", "product_family"],  # narrow ones, chosen when they answer
-    ["month_start", *CALENDAR, "product_family", "product_department"],
+    ["sale_day", *CALENDAR, *PRODUCT],  # any range, by day: ~80k rows
+    [*CALENDAR, *PRODUCT],  # no range
+    ["sale_day", "product_family"],  # narrow ones, chosen when they answer
+    [*CALENDAR, "product_family", "product_department"],
 )
 LATTICE_SQL = [
-    "select date_trunc('MONTH', t.the_date) as month_start",
+    "select to_date(t.the_date) as sale_day",
     "from foodmart.sales_fact_1997 as s",
     "join foodmart.product as p using (product_id)",
     "join foodmart.time_by_day as t using (time_id)",
