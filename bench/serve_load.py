@@ -1034,14 +1034,15 @@ def report_engine(results: dict, as_json: bool) -> None:
             )
         else:
             print("  server memory: unknown (give --server-pid with --url)")
-    cache = results.get("server_metrics", {}) or {}
-    tiles = cache.get("tile_cache")
-    if tiles:
-        print(f"tile cache (from /metrics): {tiles}")
-    else:
-        print("tile cache: not exposed by the server's /metrics")
-    print(f"queries by engine (from /metrics): {cache.get('queries_by_engine')}")
-    print(f"kept answers (from /metrics): {cache.get('kept_answers')}")
+    if "server_metrics" in results:  # the shop's server (the ad-hoc phase reports its own)
+        cache = results["server_metrics"] or {}
+        tiles = cache.get("tile_cache")
+        if tiles:
+            print(f"tile cache (from /metrics): {tiles}")
+        else:
+            print("tile cache: not exposed by the server's /metrics")
+        print(f"queries by engine (from /metrics): {cache.get('queries_by_engine')}")
+        print(f"kept answers (from /metrics): {cache.get('kept_answers')}")
     if results.get("warm_up_problems"):
         print(f"warm-up problems: {results['warm_up_problems']}")
     for line in engine_verdicts(results):
@@ -1063,8 +1064,11 @@ def report_adhoc(r: dict) -> None:
     print(f"  template hit rate: {rate if rate is not None else 'null'}"
           f"{' (' + r['template_hit_rate_note'] + ')' if rate is None else ''}")  # fmt: skip
     metrics = r.get("server_metrics") or {}
-    print(f"  queries by engine (from /metrics): {metrics.get('queries_by_engine')}; kept "
-          f"answers: {metrics.get('kept_answers')}")  # fmt: skip
+    print(f"  queries by engine (from /metrics, warm-up and check included): "
+          f"{metrics.get('queries_by_engine')}; kept answers: "
+          f"{metrics.get('kept_answers')}")  # fmt: skip
+    if r["warm_up_problems"]:
+        print(f"  warm-up problems: {r['warm_up_problems']}")
 
 
 def engine_verdicts(results: dict) -> list[str]:
