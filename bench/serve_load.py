@@ -35,12 +35,24 @@ with --url only given --server-pid) and, when /metrics shows them, the tile cach
 against its budget and the queries answered per engine. Goals (issue 19): tiles p99 <= 50 ms
 with 0 errors; mixed, the tile-answerable queries' p99 <= 100 ms. --phase runs one phase only.
 
+`--engines --phase adhoc` (and `all`, after the shop's phases, on a server of its own) loads
+FoodMart and `mvlattice.proof.adhoc`'s model (day- and month-grain tiles) and sends its traffic:
+--templates query shapes (64; random dimensions, measures and aliases), each bound anew to
+dimension values read from the data, IN lists of 1-20 values, month-aligned and unaligned date
+ranges and LIMITs, every text new. Afterwards --check answers (300, drawn at random) are asked
+again with rewriting off (Spark over the base tables) and compared: column names, rows as
+multisets, numbers by value. Under `phases.adhoc`: throughput_per_s, tile.p50_ms, tile.p99_ms,
+tile.errors, checked, differences, template_hit_rate — from /metrics'
+mvlattice_template_hits_total and _misses_total, null (with a note) while the server has no
+template cache. Any difference or unchecked answer fails the run (exit 1). Goal (issue 31):
+>= 500 req/s, p99 <= 50 ms at 32 clients, 0 errors, 0 differences.
+
     python bench/serve_load.py [--clients 32] [--seconds 60] [--solo-seconds 10] [--json]
                                [--url http://127.0.0.1:PORT] [--token-file F] [--keep]
                                [--no-baseline] [--mixed [--hostile-share 0.25]]
                                [--engines [--spark-share 0.25]
-                                [--phase both|tiles|mixed|unique|all]
-                                [--server-pid PID]]
+                                [--phase both|tiles|mixed|unique|adhoc|all]
+                                [--templates 64] [--check 300] [--server-pid PID]]
 """
 
 from __future__ import annotations
@@ -56,9 +68,12 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -66,6 +81,14 @@ HERE = Path(__file__).resolve().parent
 # `profile` that pyspark imports (through cProfile): put the repository root there instead.
 if Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
     sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import datetime as dt
+import itertools
+
+import yaml
+
+from mvlattice.proof import adhoc
+from mvlattice.proof.compare import as_multiset, difference
 
 STAR = "from shop.sales s join shop.product p on s.product_id = p.product_id"
 
@@ -148,12 +171,17 @@ class Connection:
             self.reader = self.writer = None
 
 
+def connect(url: str, token: str | None) -> Connection:
+    """A connection to the service at `url` (opened on its first request)."""
+    parts = urllib.parse.urlsplit(url)
+    return Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
+
+
 async def client(
     url: str, token: str | None, seed: int, stop_at: float, timeout: float
 ) -> tuple[list[float], list[str], int]:
     """(latencies in ms, error descriptions, rewritten answers) of one closed-loop client."""
-    parts = urllib.parse.urlsplit(url)
-    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
+    conn = connect(url, token)
     rng = random.Random(seed)
     latencies, errors, rewritten = [], [], 0
     while time.perf_counter() < stop_at:
@@ -207,14 +235,19 @@ def percentile(values: list[float], p: float) -> float:
     return values[rank]
 
 
-def server_rewrite_times(url: str, token: str | None) -> dict:
-    """The server's rewrite-time histogram: how much of the latency is rewriting."""
+def metrics_text(url: str, token: str | None) -> str:
+    """The server's /metrics (Prometheus text)."""
     import urllib.request
 
     request = urllib.request.Request(url + "/metrics")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
-    text = urllib.request.urlopen(request, timeout=60).read().decode()
+    return urllib.request.urlopen(request, timeout=60).read().decode()
+
+
+def server_rewrite_times(url: str, token: str | None) -> dict:
+    """The server's rewrite-time histogram: how much of the latency is rewriting."""
+    text = metrics_text(url, token)
     buckets = {
         float(m.group(1)) if m.group(1) != "+Inf" else float("inf"): float(m.group(2))
         for m in re.finditer(
@@ -439,8 +472,7 @@ async def mixed_client(
 ) -> list[Outcome]:
     """One closed-loop client of the mixed mode: a hostile request with probability `share`,
     else a normal `/v1/query` of the shop mix."""
-    parts = urllib.parse.urlsplit(url)
-    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
+    conn = connect(url, token)
     rng = random.Random(seed)
     outcomes: list[Outcome] = []
     while time.perf_counter() < stop_at:
@@ -477,8 +509,7 @@ async def mixed_client(
 
 async def watch_health(url: str, stop: asyncio.Event) -> dict:
     """/healthz every half second during the load: the gate's peak and any other answer."""
-    parts = urllib.parse.urlsplit(url)
-    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, None)
+    conn = connect(url, None)
     peak = {"samples": 0, "max_running": 0, "max_waiting": 0, "saturated_samples": 0,
             "not_ok": []}  # fmt: skip
     while not stop.is_set():
@@ -504,8 +535,7 @@ async def watch_health(url: str, stop: asyncio.Event) -> dict:
 async def warm_up(url: str, token: str | None) -> list[str]:
     """Each query shape of the mix once, one after the other (not measured): the first queries
     of a fresh driver compile and load classes. Returns the problems seen."""
-    parts = urllib.parse.urlsplit(url)
-    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
+    conn = connect(url, token)
     rng, seen, problems = random.Random(7), set(), []
     for _ in range(64):
         sql = mix(rng)[0]
@@ -679,29 +709,25 @@ def _peak_mib(pid: int) -> float:
 def run_mixed(args: argparse.Namespace, url: str, token: str | None, server, root) -> int:
     warehouse = str(server.warehouse) if server is not None else "/tmp/mvlattice-warehouse"
     data = str(server.model.parent / "data") if server is not None else "/tmp/mvlattice-data"
-    try:
-        say("warming up: each query shape of the mix once …")
-        problems = asyncio.run(warm_up(url, token))
-        say(f"mixed: {args.clients} clients for {args.seconds:g} s, hostile share "
-            f"{args.hostile_share:g} …")  # fmt: skip
-        results = asyncio.run(
-            mixed_load(url, token, args.clients, args.seconds, args.hostile_share,
-                       (warehouse, data))
-        )  # fmt: skip
-        results["warm_up_problems"] = problems
-        results["healthz_after"] = health_now(url).get("queries")
-        results["server_rewrite_time"] = server_rewrite_times(url, token)
-        if server is not None:
-            results["server_rss_peak_mib"] = rss_peaks(server.process.pid)
-            text = server.output()
-            results["server_log"] = {
-                "path": str(server.log),
-                "tracebacks": text.count("Traceback"),
-                "internal_errors": text.count("internal error"),
-            }
-    finally:
-        if server is not None and not args.keep:
-            server.stop()
+    say("warming up: each query shape of the mix once …")
+    problems = asyncio.run(warm_up(url, token))
+    say(f"mixed: {args.clients} clients for {args.seconds:g} s, hostile share "
+        f"{args.hostile_share:g} …")  # fmt: skip
+    results = asyncio.run(
+        mixed_load(url, token, args.clients, args.seconds, args.hostile_share,
+                   (warehouse, data))
+    )  # fmt: skip
+    results["warm_up_problems"] = problems
+    results["healthz_after"] = health_now(url).get("queries")
+    results["server_rewrite_time"] = server_rewrite_times(url, token)
+    if server is not None:
+        results["server_rss_peak_mib"] = rss_peaks(server.process.pid)
+        text = server.output()
+        results["server_log"] = {
+            "path": str(server.log),
+            "tracebacks": text.count("Traceback"),
+            "internal_errors": text.count("internal error"),
+        }
     report_mixed(results, args.json)
     failed = mixed_failed(results)
     if failed and root is not None:
@@ -742,30 +768,39 @@ class Answered:
     rewritten: bool
     detail: str  # the start of the answer when it was not a 200 with rows
     reason: str = ""  # why Spark answered a rewritten query, as the response says
+    sql: str = ""  # kept for the ad-hoc phase's check on Spark, with
+    answer: dict | None = None  # its columns, rows (numbers as Decimal) and truncated flag
+
+
+# A client's next query: (kind: tile | spark, SQL), drawn with the client's own generator.
+Pick = Callable[[random.Random], tuple[str, str]]
+
+
+def shop_picker(seed: int, spark_share: float, unique: bool) -> Pick:
+    """The shop's queries: one needing Spark with probability `spark_share`, else one the
+    tile answers. `unique`: each text is new (a comment numbers it), so no answer kept for an
+    earlier text serves it: rewritten and run every time."""
+    sent = itertools.count(1)
+
+    def pick(rng: random.Random) -> tuple[str, str]:
+        cls = "spark" if rng.random() < spark_share else "tile"
+        sql = spark_query(rng) if cls == "spark" else tile_query(rng)
+        number = next(sent)
+        return cls, f"/* client {seed} query {number} */ {sql}" if unique else sql
+
+    return pick
 
 
 async def engine_client(
-    url: str,
-    token: str | None,
-    seed: int,
-    stop_at: float,
-    spark_share: float,
-    unique: bool = False,
+    url: str, token: str | None, seed: int, stop_at: float, pick: Pick, keep: bool = False
 ) -> list[Answered]:
-    """One closed-loop client: `POST /v1/query` of a query that needs Spark with probability
-    `spark_share`, else a tile-answerable one. `unique`: each text is new (a comment numbers
-    it), so no answer kept for an earlier text serves it: rewritten and run every time."""
-    parts = urllib.parse.urlsplit(url)
-    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
+    """One closed-loop client: `POST /v1/query` of what `pick` draws, until `stop_at`.
+    `keep`: each answer's SQL, columns and rows are kept (for a check afterwards)."""
+    conn = connect(url, token)
     rng = random.Random(seed)
     out: list[Answered] = []
-    sent = 0
     while time.perf_counter() < stop_at:
-        cls = "spark" if rng.random() < spark_share else "tile"
-        sql = spark_query(rng) if cls == "spark" else tile_query(rng)
-        sent += 1
-        if unique:
-            sql = f"/* client {seed} query {sent} */ {sql}"
+        cls, sql = pick(rng)
         started = time.perf_counter()
         try:
             status, payload = await asyncio.wait_for(
@@ -778,34 +813,46 @@ async def engine_client(
             await asyncio.sleep(0.1)  # no busy loop on a refused connection
             continue
         ms = (time.perf_counter() - started) * 1000.0
-        doc = _json_or_none(payload)
+        doc = _json_or_none(payload, exact=keep)
         ok = status == 200 and isinstance(doc, dict) and isinstance(doc.get("rows"), list)
         engine = str(doc.get("engine", "")) if isinstance(doc, dict) else ""
         rewritten = isinstance(doc, dict) and doc.get("rewritten") is True
         reason = str(doc.get("engine_reason") or "") if isinstance(doc, dict) else ""
         detail = "" if ok else payload[:300].decode(errors="replace")
+        kept = (sql, _kept(doc)) if keep and ok else ("", None)
         out.append(Answered(cls, status if ok or status != 200 else "200 without rows", ms,
-                            engine, rewritten, detail, reason))  # fmt: skip
+                            engine, rewritten, detail, reason, *kept))  # fmt: skip
     await conn.close()
     return out
 
 
-def _json_or_none(payload: bytes) -> object:
+def _json_or_none(payload: bytes, exact: bool = False) -> object:
+    """The JSON document; `exact`: its numbers as Decimal (as the text has them), for
+    comparing answers without float rounding."""
     try:
-        return json.loads(payload)
+        return json.loads(payload, parse_float=Decimal) if exact else json.loads(payload)
     except ValueError:
         return None
 
 
-async def engine_warm_up(url: str, token: str | None) -> list[str]:
-    """Each query shape a few times (not measured): the first queries of a fresh driver
-    compile and load classes, the tile engine reads the tile and asks Spark for the schema
-    once per SQL text. Returns the problems seen and the engines that answered."""
-    parts = urllib.parse.urlsplit(url)
-    conn = Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
-    rng, problems = random.Random(7), []
+def _kept(doc: Any) -> dict:
+    return {key: doc.get(key) for key in ("columns", "rows", "truncated")}
+
+
+def shop_warm_up_texts() -> Iterator[str]:
+    """Each of the shop's query shapes a few times."""
+    rng = random.Random(7)
     for i in range(60):
-        sql = spark_query(rng) if i % 4 == 3 else tile_query(rng)
+        yield spark_query(rng) if i % 4 == 3 else tile_query(rng)
+
+
+async def engine_warm_up(url: str, token: str | None, texts: Iterable[str]) -> list[str]:
+    """The texts one after the other (not measured): the first queries of a fresh driver
+    compile and load classes, the tile engine reads the tile and asks Spark for the schema
+    once per SQL text. Returns the problems seen."""
+    conn = connect(url, token)
+    problems: list[str] = []
+    for sql in texts:
         try:
             status, payload = await asyncio.wait_for(
                 conn.post("/v1/query", json.dumps({"sql": sql}).encode()), MIXED_TIMEOUT
@@ -848,27 +895,26 @@ async def engine_load(
     token: str | None,
     clients: int,
     seconds: float,
-    spark_share: float,
+    pickers: Callable[[int], Pick],
     pid: int | None,
-    unique: bool = False,
-) -> dict:
+    keep: bool = False,
+) -> tuple[list[Answered], dict]:
+    """`clients` closed-loop clients for `seconds`, client i drawing from `pickers(seed i)`:
+    (their answers, the load's summary without the Spark share)."""
     stop_at = time.perf_counter() + seconds
     started = time.perf_counter()
     stop = asyncio.Event()
     memory = asyncio.create_task(watch_rss(pid, stop))
     runs = await asyncio.gather(
-        *(
-            engine_client(url, token, 3000 + i, stop_at, spark_share, unique)
-            for i in range(clients)
-        )
-    )
+        *(engine_client(url, token, 3000 + i, stop_at, pickers(3000 + i), keep)
+          for i in range(clients))
+    )  # fmt: skip
     elapsed = time.perf_counter() - started
     stop.set()
     answers = [a for run in runs for a in run]
-    return {
+    return answers, {
         "clients": clients,
         "seconds": round(elapsed, 1),
-        "spark_share": spark_share,
         "requests": len(answers),
         "throughput_per_s": round(len(answers) / elapsed, 1),
         "all": engine_summary(answers),
@@ -876,6 +922,16 @@ async def engine_load(
         "spark": engine_summary([a for a in answers if a.cls == "spark"]),
         "server_rss": await memory,
     }
+
+
+async def shop_load(
+    url: str, token: str | None, args: argparse.Namespace, share: float, pid: int | None,
+    unique: bool,
+) -> dict:  # fmt: skip
+    """A phase on the shop star: tile-answerable queries and a `share` needing Spark."""
+    _, result = await engine_load(url, token, args.clients, args.seconds,
+                                  lambda seed: shop_picker(seed, share, unique), pid)  # fmt: skip
+    return {"spark_share": share, **result}
 
 
 # -- the server's memory ---------------------------------------------------------------------------
@@ -928,12 +984,7 @@ async def watch_rss(pid: int | None, stop: asyncio.Event) -> dict | None:
 def tile_cache_metrics(url: str, token: str | None) -> dict | None:
     """The tile cache's bytes against its budget, when /metrics shows them (a gauge named
     mvlattice_tile_cache_*); None when the server does not expose it."""
-    import urllib.request
-
-    request = urllib.request.Request(url + "/metrics")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    text = urllib.request.urlopen(request, timeout=60).read().decode()
+    text = metrics_text(url, token)
     found = {
         m.group(1): float(m.group(2))
         for m in re.finditer(r"^mvlattice_tile_cache_(\w+)(?:\{[^}]*\})? (\S+)$", text, re.M)
@@ -972,6 +1023,8 @@ def report_engine(results: dict, as_json: bool) -> None:
                 print(f"        error: {kind}")
             for reason in c["spark_reasons"]:
                 print(f"        Spark answered a rewritten query: {reason}")
+        if phase == "adhoc":
+            report_adhoc(r)
         rss = r["server_rss"]
         if rss:
             print(
@@ -981,20 +1034,41 @@ def report_engine(results: dict, as_json: bool) -> None:
             )
         else:
             print("  server memory: unknown (give --server-pid with --url)")
-    cache = results.get("server_metrics", {}) or {}
-    tiles = cache.get("tile_cache")
-    if tiles:
-        print(f"tile cache (from /metrics): {tiles}")
-    else:
-        print("tile cache: not exposed by the server's /metrics")
-    print(f"queries by engine (from /metrics): {cache.get('queries_by_engine')}")
-    print(f"kept answers (from /metrics): {cache.get('kept_answers')}")
+    if "server_metrics" in results:  # the shop's server (the ad-hoc phase reports its own)
+        cache = results["server_metrics"] or {}
+        tiles = cache.get("tile_cache")
+        if tiles:
+            print(f"tile cache (from /metrics): {tiles}")
+        else:
+            print("tile cache: not exposed by the server's /metrics")
+        print(f"queries by engine (from /metrics): {cache.get('queries_by_engine')}")
+        print(f"kept answers (from /metrics): {cache.get('kept_answers')}")
     if results.get("warm_up_problems"):
         print(f"warm-up problems: {results['warm_up_problems']}")
     for line in engine_verdicts(results):
         print(line)
     if as_json:
         print(json.dumps(results))
+
+
+def report_adhoc(r: dict) -> None:
+    print(f"  {r['templates']} templates; literal kinds bound: {r['literal_kinds']}")
+    print(f"  checked on Spark over the base tables (rewrite off): {r['checked']} answers, "
+          f"{r['differences']} differences, {r['check_errors']} errors; Spark's answers by "
+          f"{r['check_engines']}")  # fmt: skip
+    for d in r["difference_examples"]:
+        print(f"        difference: {d['difference']}\n          in: {d['sql']}")
+    for e in r["check_error_kinds"]:
+        print(f"        check error: {e}")
+    rate = r["template_hit_rate"]
+    print(f"  template hit rate: {rate if rate is not None else 'null'}"
+          f"{' (' + r['template_hit_rate_note'] + ')' if rate is None else ''}")  # fmt: skip
+    metrics = r.get("server_metrics") or {}
+    print(f"  queries by engine (from /metrics, warm-up and check included): "
+          f"{metrics.get('queries_by_engine')}; kept answers: "
+          f"{metrics.get('kept_answers')}")  # fmt: skip
+    if r["warm_up_problems"]:
+        print(f"  warm-up problems: {r['warm_up_problems']}")
 
 
 def engine_verdicts(results: dict) -> list[str]:
@@ -1011,6 +1085,15 @@ def engine_verdicts(results: dict) -> list[str]:
         out.append(f"goal mixed (tile-answerable p99 <= 100 ms, 0 errors): "
                    f"{'met' if ok else 'NOT met'} (p99 {t['p99_ms']} ms, "
                    f"{t['errors'] + s['errors']} errors)")  # fmt: skip
+    if "adhoc" in phases:
+        a = phases["adhoc"]
+        t = a["tile"]
+        ok = (a["throughput_per_s"] >= 500 and t["p99_ms"] <= 50 and t["errors"] == 0
+              and a["differences"] == 0 and a["check_errors"] == 0)  # fmt: skip
+        out.append(f"goal adhoc (>= 500 req/s, p99 <= 50 ms, 0 errors, 0 differences): "
+                   f"{'met' if ok else 'NOT met'} ({a['throughput_per_s']} req/s, p99 "
+                   f"{t['p99_ms']} ms, {t['errors']} errors, {a['differences']} differences "
+                   f"in {a['checked']} checked)")  # fmt: skip
     local = sum(p["tile"]["engines"].get("local", 0) for p in phases.values())
     sent = sum(p["tile"]["count"] for p in phases.values())
     out.append(f"tile-answerable queries answered by the tile engine: {local} of {sent}")
@@ -1018,44 +1101,220 @@ def engine_verdicts(results: dict) -> list[str]:
 
 
 def engine_failed(results: dict) -> bool:
-    return any(p["all"]["errors"] for p in results["phases"].values())
+    """Any error, and (ad-hoc) any difference from Spark or any answer Spark could not check."""
+    return any(
+        p["all"]["errors"] or p.get("differences") or p.get("check_errors")
+        for p in results["phases"].values()
+    )
 
 
-def run_engines(args: argparse.Namespace, url: str, token: str | None, server, pid) -> int:
-    """--engines: the tile-answerable load, then the mixed one, on the same server."""
-    shares = {"tiles": 0.0, "mixed": args.spark_share, "unique": 0.0}
-    phases = {"both": ("tiles", "mixed"), "all": tuple(shares)}.get(args.phase, (args.phase,))
-    shares = {phase: shares[phase] for phase in phases}
+# The star each --engines phase loads: one server per star, one after the other (2 cores).
+PHASE_STAR = {"tiles": "shop", "mixed": "shop", "unique": "shop", "adhoc": "foodmart"}
+
+
+def run_engines(args: argparse.Namespace) -> int:
+    """--engines: the phases asked, each group on a server of its star."""
+    phases = {"both": ("tiles", "mixed"), "all": tuple(PHASE_STAR)}.get(args.phase, (args.phase,))
     results: dict = {"phases": {}}
-    try:
-        say("warming up: each query shape a few times …")
-        results["warm_up_problems"] = asyncio.run(engine_warm_up(url, token))
-        for phase, share in shares.items():
-            say(f"{phase}: {args.clients} clients for {args.seconds:g} s, share needing Spark "
-                f"{share:g} …")  # fmt: skip
-            results["phases"][phase] = asyncio.run(
-                engine_load(url, token, args.clients, args.seconds, share, pid, phase == "unique")
-            )
-        results["server_metrics"] = tile_cache_metrics(url, token)
-    finally:
-        if server is not None and not args.keep:
-            server.stop()
+    for star in dict.fromkeys(PHASE_STAR[p] for p in phases):
+        with served(args, star) as (url, token, server, _root):
+            pid = server.process.pid if server is not None else args.server_pid
+            if star == "foodmart":
+                results["phases"]["adhoc"] = run_adhoc(args, url, token, pid)
+            else:
+                wanted = [p for p in phases if PHASE_STAR[p] == star]
+                run_shop_phases(args, url, token, pid, wanted, results)
     report_engine(results, args.json)
     return 1 if engine_failed(results) else 0
 
 
-# -- a self-contained server ---------------------------------------------------------------------
-def start_server(root: Path):  # a tests.integration Server
-    from mvlattice.spark import build_session, spark_conf
-    from tests.integration.test_service_support import make_shop, start, wait_for_job
+def run_shop_phases(
+    args: argparse.Namespace, url: str, token: str | None, pid: int | None,
+    phases: list[str], results: dict,
+) -> None:  # fmt: skip
+    """The tile-answerable load, the mixed one, every text new: on the shop's server."""
+    shares = {"tiles": 0.0, "mixed": args.spark_share, "unique": 0.0}
+    say("warming up: each query shape a few times …")
+    results["warm_up_problems"] = asyncio.run(engine_warm_up(url, token, shop_warm_up_texts()))
+    for phase in phases:
+        share = shares[phase]
+        say(f"{phase}: {args.clients} clients for {args.seconds:g} s, share needing Spark "
+            f"{share:g} …")  # fmt: skip
+        results["phases"][phase] = asyncio.run(
+            shop_load(url, token, args, share, pid, phase == "unique")
+        )
+    results["server_metrics"] = tile_cache_metrics(url, token)
 
-    say("writing the shop star (Delta) with a short-lived Spark session …")
+
+# -- the ad-hoc phase: new texts of known shapes, checked on Spark afterwards --------------------
+ADHOC_SEED = 31
+CHECK_CLIENTS = 2  # Spark answers the check's queries: a few at a time on 2 cores
+TEMPLATE_METRICS = ("mvlattice_template_hits_total", "mvlattice_template_misses_total")
+
+
+def run_adhoc(args: argparse.Namespace, url: str, token: str | None, pid: int | None) -> dict:
+    """`mvlattice.proof.adhoc`'s traffic from --clients clients for --seconds (one generator
+    for all: no text is sent twice), then --check answers asked again on Spark."""
+    say("reading the dimension values and the dates from the data (Spark) …")
+    traffic = adhoc.AdhocTraffic(asyncio.run(read_domain(url, token)), ADHOC_SEED, args.templates)
+    kinds: Counter[str] = Counter()
+
+    def pick(_rng: random.Random | None = None) -> tuple[str, str]:
+        query = traffic.next()
+        kinds.update(query.kinds)
+        return "tile", query.sql
+
+    say("warming up: 16 ad-hoc texts one after the other …")
+    problems = asyncio.run(engine_warm_up(url, token, [pick()[1] for _ in range(16)]))
+    kinds.clear()
+    say(f"adhoc: {args.clients} clients for {args.seconds:g} s, every text new …")
+    answers, result = asyncio.run(
+        engine_load(url, token, args.clients, args.seconds, lambda _seed: pick, pid, keep=True)
+    )
+    say(f"checking {args.check} answers on Spark over the base tables (rewrite off) …")
+    check = asyncio.run(check_on_spark(url, token, answers, args.check))
+    return {
+        "spark_share": 0.0, **result, **check, **template_hit_rate(url, token),
+        "templates": len(traffic.templates), "literal_kinds": dict(sorted(kinds.items())),
+        "warm_up_problems": problems, "server_metrics": tile_cache_metrics(url, token),
+    }  # fmt: skip
+
+
+async def ask(conn: Connection, sql: str, rewrite: bool = True) -> dict:
+    """One /v1/query's answer document (numbers as Decimal); anything but a 200 with rows
+    raises RuntimeError."""
+    body = json.dumps({"sql": sql, "rewrite": rewrite}).encode()
+    status, payload = await asyncio.wait_for(conn.post("/v1/query", body), MIXED_TIMEOUT)
+    doc = _json_or_none(payload, exact=True)
+    if status != 200 or not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
+        raise RuntimeError(f"{status} {payload[:200].decode(errors='replace')}")
+    return doc
+
+
+async def read_domain(url: str, token: str | None) -> adhoc.Domain:
+    """The literals the traffic binds, read through the service (rewrite off: Spark over the
+    base tables), so that they are the served data's own."""
+    conn = connect(url, token)
+    rows = {name: (await ask(conn, sql, rewrite=False))["rows"]
+            for name, sql in adhoc.DOMAIN_SQL.items()}  # fmt: skip
+    await conn.close()
+    first, last = (dt.date.fromisoformat(str(v)[:10]) for v in rows.pop("the_date")[0])
+    return adhoc.Domain.of({name: [r[0] for r in found] for name, found in rows.items()},
+                           first, last)  # fmt: skip
+
+
+async def check_on_spark(url: str, token: str | None, answers: list[Answered], size: int) -> dict:
+    """`size` of the answers (drawn at random) asked again with rewriting off — Spark over the
+    base tables — and compared: the same column names, the same rows as multisets (numbers by
+    value, DECIMAL 1.50 = 1.5, within proof.compare's tolerance)."""
+    kept = [a for a in answers if a.answer is not None]
+    sample = iter(random.Random(ADHOC_SEED).sample(kept, min(size, len(kept))))
+    differences: list[dict] = []
+    errors: list[str] = []
+    engines: Counter[str] = Counter()
+
+    async def worker() -> None:
+        conn = connect(url, token)
+        for a in sample:  # one iterator for the workers: each answer is checked once
+            try:
+                base = await ask(conn, a.sql, rewrite=False)
+            except (RuntimeError, TimeoutError, OSError, asyncio.IncompleteReadError) as exc:
+                errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                await conn.close()
+                continue
+            engines[str(base.get("engine"))] += 1
+            found = answer_difference(a.answer or {}, base)
+            if found:
+                differences.append({"sql": a.sql, "difference": found[:400]})
+        await conn.close()
+
+    await asyncio.gather(*(worker() for _ in range(CHECK_CLIENTS)))
+    return {
+        "checked": sum(engines.values()), "differences": len(differences),
+        "check_errors": len(errors), "check_engines": dict(engines),
+        "difference_examples": differences[:5], "check_error_kinds": sorted(set(errors))[:5],
+    }  # fmt: skip
+
+
+def answer_difference(fast: dict, base: dict) -> str:
+    """What differs between an answer and Spark's on the base tables ("" when nothing)."""
+    if fast.get("truncated") or base.get("truncated"):
+        return "an answer was cut at the server's --max-rows: not comparable"
+    if list(fast["columns"]) != list(base["columns"]):
+        return f"columns {fast['columns']} vs Spark's {base['columns']}"
+    return difference(as_multiset(base["rows"]), as_multiset(fast["rows"]))
+
+
+def template_hit_rate(url: str, token: str | None) -> dict:
+    """Hits / (hits + misses) of the server's template cache, from /metrics; None (and why)
+    when the server exposes neither counter."""
+    text = metrics_text(url, token)
+    counts = [
+        [float(v) for v in re.findall(rf"^{name}(?:\{{[^}}]*\}})? (\S+)$", text, re.M)]
+        for name in TEMPLATE_METRICS
+    ]
+    if not any(counts):
+        note = f"/metrics has no {' or '.join(TEMPLATE_METRICS)}: the server has no template cache"
+        return {"template_hit_rate": None, "template_hit_rate_note": note}
+    hits, misses = (sum(c) for c in counts)
+    rate = round(hits / (hits + misses), 4) if hits + misses else None
+    return {"template_hit_rate": rate, "template_hits": hits, "template_misses": misses}
+
+
+# -- a self-contained server ---------------------------------------------------------------------
+@contextlib.contextmanager
+def served(args: argparse.Namespace, star: str) -> Iterator[tuple[str, str | None, Any, Any]]:
+    """(url, token, server, root): the --url service, or one started on `star`'s data in a new
+    temporary folder (server and root None with --url), stopped on leaving unless --keep."""
+    if args.url:
+        token = Path(args.token_file).read_text().strip() if args.token_file else None
+        yield args.url.rstrip("/"), token, None, None
+        return
+    from tests.integration.test_service_support import TOKEN
+
+    root = Path(tempfile.mkdtemp(prefix="serve_load_"))
+    server = start_server(root, star)
+    try:
+        yield server.url, TOKEN, server, root
+    finally:
+        if not args.keep:
+            server.stop()
+
+
+def shop_data(spark: Any, root: Path) -> tuple[Path, tuple[str, ...]]:
+    """The shop star under root/data, its model: (model, extra `serve` arguments)."""
+    from tests.integration.test_service_support import make_shop
+
+    return make_shop(spark, root), ()
+
+
+def foodmart_data(spark: Any, root: Path) -> tuple[Path, tuple[str, ...]]:
+    """FoodMart under the served warehouse, and `proof.adhoc`'s model of it (tiles that answer
+    every ad-hoc text). Answers of up to 100,000 rows, so that none is cut before the check."""
+    from mvlattice.datasets import foodmart
+    from tests.integration.test_service_support import TOKEN
+
+    foodmart.load(spark, str(root / "warehouse"), progress=say)
+    model = root / "foodmart_adhoc.yaml"
+    model.write_text(yaml.safe_dump(adhoc.foodmart_document()))
+    (root / "token").write_text(TOKEN + "\n")
+    return model, ("--max-rows", "100000")
+
+
+STAR_DATA = {"shop": shop_data, "foodmart": foodmart_data}
+
+
+def start_server(root: Path, star: str = "shop"):  # a tests.integration Server
+    from mvlattice.spark import build_session, spark_conf
+    from tests.integration.test_service_support import start, wait_for_job
+
+    say(f"writing the {star} star (Delta) with a short-lived Spark session …")
     conf = spark_conf("local[1]", str(root), ({"spark.sql.shuffle.partitions": "1"},))
     spark = build_session("local[1]", str(root), conf, app_name="serve-load-data")
-    model = make_shop(spark, root)
+    model, extra = STAR_DATA[star](spark, root)
     spark.stop()
     say("starting `mvlattice serve` (its own Spark driver) …")
-    server = start(model, root / "warehouse", root / "server.log")
+    server = start(model, root / "warehouse", root / "server.log", extra=extra)
     say(f"server up at {server.url}; building the tiles through the API …")
     status, job = server.call("POST", "/v1/lattices/star/materialize")
     done = wait_for_job(server, job["id"])
@@ -1143,9 +1402,16 @@ def main() -> int:
     )
     parser.add_argument(
         "--phase",
-        choices=("both", "tiles", "mixed", "unique", "all"),
+        choices=("both", "tiles", "mixed", "unique", "adhoc", "all"),
         default="both",
-        help="with --engines: both = tiles then mixed; unique = tile-answerable, every text new",
+        help="with --engines: both = tiles then mixed; unique = tile-answerable, every text "
+        "new; adhoc = FoodMart, new texts of known shapes, checked on Spark; all = every phase",
+    )
+    parser.add_argument(
+        "--templates", type=int, default=64, help="with --phase adhoc: query shapes (64)"
+    )
+    parser.add_argument(
+        "--check", type=int, default=300, help="with --phase adhoc: answers checked on Spark"
     )
     parser.add_argument("--server-pid", type=int, help="with --url: its pid, for its memory")
     parser.add_argument("--null-server", type=int, help=argparse.SUPPRESS)
@@ -1159,26 +1425,15 @@ def main() -> int:
         raise SystemExit("--hostile-share is a share: 0..1")
     if not 0 <= args.spark_share <= 1:
         raise SystemExit("--spark-share is a share: 0..1")
-    server, root = None, None
     if args.url:
         host = urllib.parse.urlsplit(args.url).hostname or ""
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise SystemExit(f"loopback only: {host} is not a loopback address")
-        url, token = args.url.rstrip("/"), None
-        if args.token_file:
-            token = Path(args.token_file).read_text().strip()
-    else:
-        root = Path(tempfile.mkdtemp(prefix="serve_load_"))
-        server = start_server(root)
-        from tests.integration.test_service_support import TOKEN
-
-        url, token = server.url, TOKEN
-    if args.mixed:
-        return run_mixed(args, url, token, server, root)
     if args.engines:
-        pid = server.process.pid if server is not None else args.server_pid
-        return run_engines(args, url, token, server, pid)
-    try:
+        return run_engines(args)
+    with served(args, "shop") as (url, token, server, root):
+        if args.mixed:
+            return run_mixed(args, url, token, server, root)
         results = {}
         if args.solo_seconds > 0:
             say(f"1 client for {args.solo_seconds:g} s …")
@@ -1186,10 +1441,7 @@ def main() -> int:
         say(f"{args.clients} clients for {args.seconds:g} s …")
         results["load"] = asyncio.run(load(url, token, args.clients, args.seconds))
         results["server_rewrite_time"] = server_rewrite_times(url, token)
-    finally:
-        if server is not None and not args.keep:
-            server.stop()
-    if not args.no_baseline:
+    if not args.no_baseline:  # after the server stopped: the cores are the baseline's alone
         from tests.integration.test_service_support import TOKEN
 
         null_url, null_process = start_null_server()

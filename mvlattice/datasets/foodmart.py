@@ -6,6 +6,7 @@ works offline. Row counts are checked against the published ones after every loa
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -96,6 +97,26 @@ TABLES = (
         1_864,
     ),
 )
+
+
+def declared_types() -> dict[tuple[str, str], str]:
+    """(foodmart.table, column) -> Spark type, from TABLES: what the Delta logs would tell,
+    for a model whose columns are written in (rewriting without the data)."""
+    return {
+        (f"{SCHEMA_NAME}.{t.name}", name.lower()): kind
+        for t in TABLES
+        for name, kind in (c.split(maxsplit=1) for c in re.split(r",\s*(?![^(]*\))", t.ddl))
+    }
+
+
+def with_columns(document: dict) -> dict:
+    """A FoodMart model document with each table's `columns` written in from TABLES, so it
+    loads without the data (in place; returned for chaining)."""
+    names = {t.name: [c.split()[0] for c in re.split(r",(?![^(]*\))", t.ddl)] for t in TABLES}
+    for schema in document["schemas"]:
+        for table in schema.get("tables", []):
+            table["columns"] = names[table["name"]]
+    return document
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,4 +222,4 @@ def _has_rows(spark: SparkSession, location: str, expected: int) -> bool:
         return False
 
 
-__all__ = ["TABLES", "load", "ensure_artifact", "literal"]
+__all__ = ["TABLES", "declared_types", "ensure_artifact", "literal", "load", "with_columns"]
