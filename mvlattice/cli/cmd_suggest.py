@@ -34,7 +34,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("-o", "--output", metavar="OUT.yaml", help="write the model here")
     params.json_option(p)
-    p.add_argument("--schema", help="schema of unqualified tables without --model (default)")
+    p.add_argument(
+        "--schema",
+        help="schema of unqualified tables without --model (default: the one schema the log "
+        "names, else the warehouse folder holding them as Delta tables, else 'default')",
+    )
     p.add_argument(
         "--no-merge", action="store_true", help="one lattice per join graph, not per fact table"
     )
@@ -59,6 +63,8 @@ def suggest_command(args: argparse.Namespace) -> int:
 
     entries = read_logs(args.log, table_reader=table_records)  # the service's query-log table
     model, data = _model_and_data(args)
+    if model is None:
+        data["locate"] = _locator(args)
     result = suggest(
         entries,
         model=model,
@@ -107,6 +113,15 @@ def _model_and_data(args: argparse.Namespace) -> tuple[Any, dict]:
         "stats_for": data_statistics(ws.spark, ws.model, say),
         "statistics": "data (the lattice's statistic provider)",
     }
+
+
+def _locator(args: argparse.Namespace) -> Any:
+    """Without a model: finds the warehouse folder holding the log's unqualified tables."""
+    from mvlattice.settings import resolve_warehouse
+    from mvlattice.suggest.locate import schema_holding
+
+    warehouse = resolve_warehouse(args.warehouse)
+    return lambda names: schema_holding(warehouse, names)
 
 
 def _dialect(name: str | None) -> str | None:

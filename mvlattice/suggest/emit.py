@@ -1,7 +1,8 @@
 """The suggestion as a model file: a new model, or an evolved copy of the one given.
 
 Without a model: the tables the lattices read (with the columns the log showed, so the file
-validates before any data exists), under `defaultSchema`, and the lattices at the root. With
+validates before any data exists), under `defaultSchema` at a location a comment explains, and
+the lattices at the root. With
 a model: its document as it was, each evolved lattice rewritten in place (new arms, measures
 and tiles; old aliases and labels kept), new lattices appended at the root. Comments say which
 queries produced each lattice, measure and tile; the header carries the summary.
@@ -62,6 +63,9 @@ def header(suggestion: Suggestion, logs: Sequence[str] = ()) -> tuple[str, ...]:
     joins = ", ".join(f"{n} by {source}" for source, n in s.directions) or "none"
     lines.append(f"Join directions: {joins}.")
     lines.append(f"Tile statistics: {s.statistics}.")
+    if suggestion.schema_source:
+        lines.append(f"Schema of unqualified tables: {suggestion.schema} "
+                     f"({suggestion.schema_source}).")  # fmt: skip
     if s.window:
         lines.append(f"Log window: {s.window[0]} .. {s.window[1]}.")
     for drop in suggestion.drop_candidates:
@@ -193,9 +197,22 @@ def _schemas(suggestion: Suggestion, usable: list[LatticeSuggestion]) -> list:
         elements = []
         for key in keys.values():
             info = suggestion.catalog.info(key)
-            elements.append({"name": info.name, "columns": list(info.columns)})
-        schemas.append({"name": schema, "type": "delta", "tables": elements})
+            element: dict[str, Any] = {"name": info.name}
+            if info.columns:  # `columns: []` would fail validation: the data tells them
+                element["columns"] = list(info.columns)
+            elements.append(element)
+        where = Commented(schema, tuple(n.format(schema=schema) for n in LOCATION_NOTE))
+        schemas.append({"name": schema, "type": "delta", "location": where, "tables": elements})
     return schemas
+
+
+# The log cannot say where a table's data is: the location says where it will be read.
+LOCATION_NOTE = (
+    "the log does not say where the data is: tables are read as Delta at <warehouse>/{schema}/"
+    "<table>",
+    "(elsewhere: set location, a path absolute or under the warehouse, and type: delta, "
+    "parquet or csv)",
+)
 
 
 def _existing(document: Mapping[str, Any], item: LatticeSuggestion) -> Mapping | None:

@@ -64,6 +64,20 @@ def unique_ids(entries: Sequence[LogEntry]) -> list[str]:
     return out
 
 
+def logged_tables(queries: Sequence[ParsedQuery]) -> tuple[frozenset[str], frozenset[str]]:
+    """(the schemas the log qualifies tables with, the tables it names unqualified)."""
+    schemas: set[str] = set()
+    names: set[str] = set()
+    for tree in (t for q in queries for t in q.trees):
+        ctes = {cte.alias.lower() for cte in tree.find_all(exp.CTE)}
+        for table in tree.find_all(exp.Table):
+            if table.db:
+                schemas.add(table.db)
+            elif table.name and table.name.lower() not in ctes:
+                names.add(table.name)
+    return frozenset(schemas), frozenset(names)
+
+
 def learn(catalog: Catalog, queries: Sequence[ParsedQuery]) -> Catalog:
     """The catalog with the columns the log shows (see `catalog`)."""
     seen = (

@@ -33,7 +33,7 @@ from mvlattice.suggest.estimates import (
 )
 from mvlattice.suggest.logs import LogEntry
 from mvlattice.suggest.merge import SuggestedLattice, describe_measure, merge_stars
-from mvlattice.suggest.reading import learn, parse_entries, read_query
+from mvlattice.suggest.reading import learn, logged_tables, parse_entries, read_query
 from mvlattice.suggest.seeds import SeedInfo, seed_from_lattice
 from mvlattice.suggest.star_shape import Path
 from mvlattice.suggest.stated_lattice import (
@@ -49,6 +49,9 @@ from mvlattice.suggest.table_catalog import Catalog, model_catalog, open_catalog
 from mvlattice.suggest.tiles import ParsedQuery, TilePlan, plan_tiles, unused_tiles
 
 StatsFor = Callable[[Lattice], StatisticProvider]
+# Where the log's unqualified tables are, by name: (a schema holding them, how many), or None.
+Locate = Callable[[frozenset[str]], tuple[str, int] | None]
+DEFAULT_SCHEMA = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,7 @@ class Suggestion:
     schema: str  # the schema unqualified tables were read in
     catalog: Catalog
     merged: bool
+    schema_source: str = ""  # without a model: why unqualified tables are in `schema`
 
 
 def suggest(
@@ -102,15 +106,19 @@ def suggest(
     max_tiles: int | None = None,
     max_rows: float | None = None,
     tiles: bool = True,
+    locate: Locate | None = None,
 ) -> Suggestion:
     """Lattices (merged per fact table unless `evolve=False`) and tiles for the log's queries.
 
     `uniqueness` answers join directions from data; `stats_for` sizes tiles from data (its
-    `statistics` names it); without it, `estimates` guesses and the summary says so.
+    `statistics` names it); without it, `estimates` guesses and the summary says so. Without
+    a model, unqualified tables are in `default_schema`, else in the one schema the log
+    qualifies tables with, else where `locate` finds them, else in DEFAULT_SCHEMA.
     """
     parsed = parse_entries(entries, dialect)
     queries = [q for _, q in parsed if isinstance(q, ParsedQuery)]
-    base = model_catalog(model) if model is not None else open_catalog(default_schema or "default")
+    schema, source = _unqualified_schema(default_schema, queries, locate)
+    base = model_catalog(model) if model is not None else open_catalog(schema)
     catalog = learn(base, queries)
     outcomes = [read_query(q, catalog, uniqueness) for q in queries]
     contributions = [c for o in outcomes for c in o.contributions]
@@ -126,7 +134,23 @@ def suggest(
     described = statistics if stats_for is not None else DESCRIPTION
     summary = summarize(entries, parsed, outcomes, built, (others, evolve), described)
     drops = _drop_candidates(model, queries)
-    return Suggestion(tuple(built), summary, drops, catalog.default_schema, catalog, evolve)
+    source = source if model is None else ""
+    return Suggestion(tuple(built), summary, drops, catalog.default_schema, catalog, evolve, source)
+
+
+def _unqualified_schema(
+    given: str | None, queries: Sequence[ParsedQuery], locate: Locate | None
+) -> tuple[str, str]:
+    """The schema of the log's unqualified tables, and why (for the model's header)."""
+    if given:
+        return given, "--schema"
+    schemas, names = logged_tables(queries)
+    if len(schemas) == 1:
+        return next(iter(schemas)), "the one schema the log qualifies tables with"
+    found = locate(names) if locate is not None and names else None
+    if found is not None:
+        return found[0], f"the warehouse folder holding {found[1]} of them as Delta tables"
+    return DEFAULT_SCHEMA, "the log does not say; --schema names it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +218,12 @@ def _build(
             return None  # a model table whose columns nobody can tell (no data, none declared)
         return info.columns
 
+    unknown = _columnless(suggested, catalog)
+    if unknown:
+        problem = (f"the log names no column of {', '.join(unknown)} (suggest --model with a "
+                   "model that lists its columns or reads its data)")
+        return LatticeSuggestion(name, suggested, None, aliases, problem=problem)  # fmt: skip
+
     def attempt(renames: Mapping[tuple[str, str], str]) -> Lattice | Problems:
         sql = lattice_sql(suggested.shape, aliases, renames, derived)
         return build_lattice(name, schema, sql, columns_of, measures, estimate)
@@ -211,6 +241,17 @@ def _build(
     return LatticeSuggestion(
         name, suggested, lattice, aliases, renames, derived, lattice.default_measures
     )
+
+
+def _columnless(suggested: SuggestedLattice, catalog: Catalog) -> tuple[str, ...]:
+    """Tables of the lattice, without a model, whose columns no one knows: the log names
+    none (emitted with `columns: []` they failed validation; without, they need data)."""
+    if catalog.closed:
+        return ()  # the model's own tables: building the lattice says what is missing
+    shape = suggested.shape
+    keys = [shape.root, *(path[-1].table for path in shape.paths)]
+    found = (catalog.table(*key) for key in dict.fromkeys(keys))
+    return tuple(f"{t.schema}.{t.name}" for t in found if t is not None and not t.columns)
 
 
 def _evolved(
