@@ -70,6 +70,9 @@ def analyze(spark: SparkSession, sql: str) -> None:
     state = spark._jsparkSession.sessionState()  # no public API analyzes without running
     jvm: Any = spark._jvm
     skip = jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
+    # The parser reads its settings from the thread's active session (without one: Spark's
+    # defaults, `${…}` substitution on).
+    jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
     with spark_sql_errors():
         state.executePlan(state.sqlParser().parsePlan(sql), skip).assertAnalyzed()
 

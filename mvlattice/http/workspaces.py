@@ -175,7 +175,9 @@ class WorkspaceBackend:
         if found is None:
 
             def accept(text: str) -> None:
-                analyze(self._sandbox(name, ws).session, text)
+                sandbox = self._sandbox(name, ws)
+                sandbox.precheck(text)  # a client's text is hostile before it is analyzed
+                analyze(sandbox.session, text)
 
             found = self._acceptors.setdefault(name, accept)
         return found

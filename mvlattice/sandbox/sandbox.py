@@ -11,7 +11,13 @@ from mvlattice.jobs.naming import TILE_DATABASE
 from mvlattice.sandbox.execution import collect_bounded
 from mvlattice.sandbox.plan_tree import PlanNode
 from mvlattice.sandbox.policy import Policy, check_parsed, check_plan, make_policy
-from mvlattice.sandbox.spark_plan import Analyzed, analyze, builtin_functions, dataframe
+from mvlattice.sandbox.spark_plan import (
+    Analyzed,
+    analyze,
+    builtin_functions,
+    check_parsed_only,
+    dataframe,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -59,6 +65,12 @@ class Sandbox:
     def check(self, sql: str) -> None:
         """RefusedSqlError / SqlError unless the query may run."""
         self._checked(sql)
+
+    def precheck(self, sql: str) -> None:
+        """What must be refused before Spark analyzes a client's text at all (substitution,
+        old versions, type strings parsed while analyzing): RefusedSqlError, else nothing."""
+        self._check_text(sql)
+        check_parsed_only(self.session, sql, self._check_parsed)
 
     def describe(self, sql: str) -> StructType:
         """The output schema of a query that may run (else what `check` raises), as Spark

@@ -56,6 +56,21 @@ def analyze(session: SparkSession, sql: str, check_parsed: Check | None = None) 
     return Analyzed(plan, _tree(plan))
 
 
+def check_parsed_only(session: SparkSession, sql: str, check: Check) -> None:
+    """`check` over the parser's plan of `sql`, nothing analyzed: what must be refused before
+    any analysis of the text (a type string Spark would parse recursively). Text that does not
+    parse, or a statement, is left to whoever analyzes it next to report."""
+    state = session._jsparkSession.sessionState()
+    jvm: Any = session._jvm
+    jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)
+    try:
+        parsed = _call(lambda: state.sqlParser().parsePlan(sql), "SQL does not parse")
+        _refuse_statement(jvm, parsed)
+    except SqlError:
+        return
+    check(_tree(parsed))
+
+
 def _tree(plan: Any) -> tuple[PlanNode, ...]:
     try:
         return tuple(build_forest(json.loads(plan.toJSON())))
