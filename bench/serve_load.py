@@ -45,7 +45,8 @@ multisets, numbers by value. Under `phases.adhoc`: throughput_per_s, tile.p50_ms
 tile.errors, checked, differences, template_hit_rate — from /metrics'
 mvlattice_template_hits_total and _misses_total, null (with a note) while the server has no
 template cache. Any difference or unchecked answer fails the run (exit 1). Goal (issue 31):
->= 500 req/s, p99 <= 50 ms at 32 clients, 0 errors, 0 differences.
+>= 500 req/s, p99 <= 50 ms at 32 clients, 0 errors, 0 differences. With --url every phase
+goes to that server: the ad-hoc phase needs one serving the ad-hoc model (left by --keep).
 
     python bench/serve_load.py [--clients 32] [--seconds 60] [--solo-seconds 10] [--json]
                                [--url http://127.0.0.1:PORT] [--token-file F] [--keep]
