@@ -92,7 +92,7 @@ def build_session(
         ) from None
     spark.sparkContext.setLogLevel("ERROR")
     _jvm_stdout_to(spark, log_file(warehouse))
-    _quiet_python_loggers()
+    quiet_python_loggers()
     return spark
 
 
@@ -116,12 +116,16 @@ def _jvm_stdout_to(spark: SparkSession, path: Path) -> None:
         return
 
 
-def _quiet_python_loggers() -> None:
+def quiet_python_loggers() -> None:
     """PySpark logs every failed query to stderr as JSON; mvlattice reports errors itself."""
     import logging
 
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger", "py4j"):
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.CRITICAL + 1)
+        # py4j logs a lost gateway with a traceback; a logging set-up applied later (uvicorn's)
+        # must not bring it back to the root handlers.
+        logger.propagate = False
 
 
 def log_file(warehouse: str) -> Path:

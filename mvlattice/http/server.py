@@ -25,6 +25,7 @@ from mvlattice.http.spark_watch import EXIT_SPARK_LOST, SparkWatch
 from mvlattice.http.workspaces import WorkspaceBackend
 from mvlattice.querylog.log import Request
 from mvlattice.querylog.writer import LogOptions, QueryLogWriter
+from mvlattice.spark import quiet_python_loggers
 from mvlattice.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -303,6 +304,7 @@ def serve(
             super().handle_exit(sig, frame)
 
     server = Server(config)
+    quiet_python_loggers()  # uvicorn's logging set-up ran in Config()
     # Spark, the models and the routes made many long-lived objects; left to the cyclic
     # collector, each of its full passes over them stalls every request in flight. Frozen,
     # they are never traversed again.
