@@ -5,13 +5,12 @@ and a computation whose client went away stops and is not kept."""
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 
 import pytest
 
-from tests.integration.test_service_support import Server, make_shop, start
+from tests.integration.test_service_support import Server, make_shop, metric, start
 from tests.support import wait_until
 
 pytestmark = pytest.mark.spark
@@ -47,14 +46,6 @@ def logged(server: Server) -> float:
     status, doc = server.call("GET", "/v1/advice")
     assert status == 200 and doc["models"][0]["misses"] == MISSES, doc
     return time.monotonic() - started
-
-
-def metric(server: Server, name: str) -> float:
-    status, text = server.call("GET", "/metrics")
-    assert status == 200
-    found = re.search(rf"^{name} (\S+)$", text, re.MULTILINE)
-    assert found, f"no {name} in /metrics"
-    return float(found.group(1))
 
 
 def in_background(server: Server, path: str, timeout: float = 300) -> dict:

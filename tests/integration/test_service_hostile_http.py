@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_service_support import TOKEN, Server, make_shop, start
+from tests.integration.test_service_support import TOKEN, Server, make_shop, metric, start
 
 pytestmark = pytest.mark.spark
 
@@ -64,14 +64,6 @@ def raw(server: Server, path: str, headers: list[tuple[str, str]]) -> tuple[int,
         sock.sendall("\r\n".join(lines).encode("latin-1"))
         head, _, body = read_to_eof(sock).partition(b"\r\n\r\n")
     return int(head.split()[1]), body
-
-
-def metric(server: Server, name: str) -> float:
-    status, text = server.call("GET", "/metrics")
-    assert status == 200
-    found = re.search(rf"^{name} (\S+)$", text, re.MULTILINE)
-    assert found, f"no {name} in /metrics"
-    return float(found.group(1))
 
 
 def closed_by_server(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -188,6 +189,14 @@ def _file_limit(files: tuple[int, int] | None) -> Any:
         resource.setrlimit(resource.RLIMIT_NOFILE, files)
 
     return limit
+
+
+def metric(server: Server, name: str) -> float:
+    status, text = server.call("GET", "/metrics")
+    assert status == 200
+    found = re.search(rf"^{name} (\S+)$", text, re.MULTILINE)
+    assert found, f"no {name} in /metrics"
+    return float(found.group(1))
 
 
 def wait_for_job(server: Server, job_id: str, timeout: float = 600.0) -> dict:
