@@ -7,12 +7,11 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mvlattice.document import read_document
-from mvlattice.errors import JobError, MvlatticeError, SqlError, UsageError
+from mvlattice.errors import JobError, MvlatticeError, SqlError
 from mvlattice.model.loader import Model, Table, load_model
 from mvlattice.model.spark_tables import register_tables
 from mvlattice.settings import resolve_warehouse
@@ -24,9 +23,9 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from mvlattice.engine.acceptance import Acceptance, Analyze
-    from mvlattice.engine.tile_engine import Describe, LocalAnswer, TileEngine
+    from mvlattice.engine.tile_engine import Describe, TileEngine
     from mvlattice.jobs.batch import BatchResult, Progress
-    from mvlattice.jobs.catalog import ApprovedSnapshot, CatalogAvailability, CatalogEntry
+    from mvlattice.jobs.catalog import CatalogAvailability, CatalogEntry
     from mvlattice.jobs.hits import HitCounter
     from mvlattice.jobs.lease import Leases
     from mvlattice.jobs.tables import TableReader
@@ -41,16 +40,13 @@ if TYPE_CHECKING:
     from mvlattice.plan.coverage import Coverage
     from mvlattice.plan.planner import LatticePlan, WorkloadInput
     from mvlattice.plan.workload import Workload
-    from mvlattice.sql.refusal import Refusal
+    from mvlattice.serving.decide import RewriteCount
+    from mvlattice.serving.request import Runner
     from mvlattice.statistics.profile import Profile
 
 
-ENGINES = ("auto", "spark")
-DEFAULT_TIMEOUT = 60.0  # seconds the tile engine may run a query by default
 # Seconds a listing of the views that exist serves rewrites (freshness is asked every query).
 TARGETS_TTL = 1.0
-# Runs the SQL a query comes to: (sql, row limit) -> (columns, rows).
-Runner = Callable[[str, int | None], tuple[list[str], list[tuple[Any, ...]]]]
 # Hears one line of what a long step does (the planner, the statistics provider).
 Say = Callable[[str], None]
 
@@ -77,6 +73,7 @@ class Workspace:
         self._registered = False
         self._tile_engine: TileEngine | None = None
         self._acceptance: Acceptance | None = None
+        self._rewrite_count: RewriteCount | None = None
         self._reader: TableReader | None = None
         self._hits: HitCounter | None = None
         self._leases: Leases | None = None
@@ -359,49 +356,15 @@ class Workspace:
         it (`query`'s default, `auto`) and, when Spark, why. SQL Spark rejects raises SqlError
         (Spark's reason): `accept(sql)` asks Spark, by default this workspace's session (the
         service asks its sandbox's session, which reads no file paths)."""
-        result, availability = self._rewrite(sql, explain, use_index, tree, accept)
-        if not explain or not result.rewritten:
+        from mvlattice.serving.decide import decide_rewrite
+        from mvlattice.serving.engine_choice import explain_engine
+
+        decision = decide_rewrite(self, sql, explain=explain, use_index=use_index, tree=tree,
+                                  accept=accept)  # fmt: skip
+        result, availability = decision.result, decision.availability
+        if not explain or not result.rewritten or availability is None:
             return result
-        return self._explain_engine(result, availability)
-
-    def _explain_engine(
-        self, result: RewriteResult, availability: CatalogAvailability
-    ) -> RewriteResult:
-        from dataclasses import replace
-
-        from mvlattice.mvrewrite.rewriter import ENGINE, Explanation
-        from mvlattice.sql.refusal import Refusal
-
-        approved = self._approved(availability, result.materializations)
-        refusal = (
-            approved
-            if isinstance(approved, Refusal)
-            else self.tile_engine.decide(result.sql, approved)
-        )
-        message = (
-            "the tile engine answers it in the driver"
-            if refusal is None
-            else f"Spark answers it: {refusal.reason}"
-        )
-        note = Explanation(None, ENGINE, "", message)
-        return replace(result, explain=(*result.explain, note))
-
-    def _rewrite(
-        self,
-        sql: str,
-        explain: bool,
-        use_index: bool,
-        tree: exp.Query | None,
-        accept: Analyze | None = None,
-    ) -> tuple[RewriteResult, CatalogAvailability]:
-        """The rewrite, and the freshness it was decided on (whose approved snapshots are
-        the ones a reader outside Spark may read). Only a query Spark accepts as written is
-        rewritten: sqlglot reads, and writes back as valid SQL, text Spark rejects."""
-        from mvlattice.mvrewrite.rewriter import rewrite
-
-        self.acceptance.check(sql, accept or self._analyze)
-        context, availability = self._rewrite_views()
-        return rewrite(sql, context, availability, explain, use_index, tree=tree), availability
+        return explain_engine(self, result, availability)
 
     def query(
         self,
@@ -429,54 +392,14 @@ class Workspace:
         bound its run as the runner bounds Spark's (QueryTimeoutError). `tree`: `sql` already
         parsed (`sql.parse.parse_query`), so that a request parses once. To be rewritten, a
         query must be one Spark accepts as written (`accept`, as `rewrite` takes it): else
-        SqlError, as Spark fails it unrewritten."""
-        import time
+        SqlError, as Spark fails it unrewritten. The steps: `mvlattice.serving.pipeline`."""
+        from mvlattice.serving.pipeline import serve
+        from mvlattice.serving.request import Request
 
-        from mvlattice.mvrewrite.rewriter import Engine, QueryResult, RewriteResult
-        from mvlattice.sql.parse import parse_query
-
-        if engine not in ENGINES:
-            raise UsageError(f"unknown engine '{engine}'; engines: {', '.join(ENGINES)}")
-        start = time.perf_counter()
-        # The tile engine's answers are kept per query text, limit and describer (the sandbox
-        # must have approved the SQL for the describer asking), and served again only while
-        # freshness approves the very snapshots they were read from.
-        local_allowed = rewrite and engine == "auto" and (runner is None or describe is not None)
-        key = (sql, limit, describe)
-        if local_allowed:
-            kept = self._kept_answer(key, start)
-            if kept is not None:
-                return kept
-        availability = None
-        if rewrite:
-            result, availability = self._rewrite(sql, False, use_index, tree, accept)
-        else:
-            if tree is None:
-                parse_query(sql)  # only queries: anything else is a UsageError / SqlError
-            result = RewriteResult(False, sql, ())
-        if availability is not None and result.rewritten:
-            # Spark's analyzer must know the tiles read, built by another process too: the
-            # tile engine types its answer as Spark types the same SQL.
-            self._register_used(availability, result.materializations)
-        local, reason = None, _spark_reason(result.rewritten, engine)
-        if not reason and runner is not None and describe is None:
-            reason = "the caller runs queries on Spark itself"
-        if not reason and availability is not None:
-            bounds = _Bounds(timeout, cancel)
-            local, reason = self._answer_locally(result, availability, limit, describe, bounds)
-            if local is not None:
-                self._keep_answer(key, result, availability, local)
-        if local is not None:
-            columns, rows = list(local.columns), list(local.rows)
-        elif runner is None:
-            columns, rows = self.collect(self.sql(result.sql), limit)
-        else:
-            columns, rows = runner(result.sql, limit)
-        elapsed = (time.perf_counter() - start) * 1000
-        if availability is not None and result.rewritten:
-            self._count_hits(availability, result.materializations)
-        answered = Engine.LOCAL if local is not None else Engine.SPARK
-        return QueryResult(tuple(columns), tuple(rows), result, elapsed, answered, reason)
+        request = Request(sql=sql, rewrite=rewrite, limit=limit, use_index=use_index, tree=tree,
+                          engine=engine, runner=runner, describe=describe, accept=accept,
+                          timeout=timeout, cancel=cancel)  # fmt: skip
+        return serve(self, request)
 
     def kept_answer(
         self, sql: str, limit: int | None, describe: Describe | None
@@ -487,98 +410,32 @@ class Workspace:
         — else None (then `query`)."""
         import time
 
-        return self._kept_answer((sql, limit, describe), time.perf_counter(), local_only=True)
+        from mvlattice.serving.kept import kept_answer
 
-    def _kept_answer(
-        self, key: tuple, start: float, *, local_only: bool = False
-    ) -> QueryResult | None:
-        """The answer kept for `key` when freshness approves, right now, the same snapshot of
-        every table it was read from (else None, and the entry is dropped)."""
-        import time
+        return kept_answer(self, (sql, limit, describe), time.perf_counter(), local_only=True)
 
-        from mvlattice.mvrewrite.rewriter import Engine, QueryResult
-
-        answers = self.tile_engine.answers
-        kept = answers.get(key)
-        if kept is None or (local_only and not kept.decided_locally):
-            return None
-        availability = self._availability()
-        for table, location, version in kept.snapshots:
-            usable = availability.state(table).usable
-            now = availability.approved.get(table)
-            if not usable or now is None or (now.location, now.version) != (location, version):
-                answers.drop(key)
-                answers.served(False)
-                return None
-        answers.served(True)
-        self._count_hits(availability, kept.rewrite.materializations)
-        elapsed = (time.perf_counter() - start) * 1000
-        answer = kept.answer
-        return QueryResult(answer.columns, answer.rows, kept.rewrite, elapsed, Engine.LOCAL, "")
-
-    def _keep_answer(
-        self,
-        key: tuple,
-        result: RewriteResult,
-        availability: CatalogAvailability,
-        answer: LocalAnswer,
-    ) -> None:
-        from mvlattice.sql.refusal import Refusal
-
-        approved = self._approved(availability, result.materializations)
-        if not isinstance(approved, Refusal):
-            local = all(availability.decided_locally(table) for table in approved)
-            self.tile_engine.answers.put(key, result, approved, answer, local)
-
-    def _answer_locally(
-        self,
-        result: RewriteResult,
-        availability: CatalogAvailability,
-        limit: int | None,
-        describe: Describe | None,
-        bounds: _Bounds,
-    ) -> tuple[LocalAnswer | None, str]:
-        """The tile engine's answer to a rewritten query, else None and why Spark answers."""
-        from mvlattice.sql.refusal import Refusal
-
-        approved = self._approved(availability, result.materializations)
-        if isinstance(approved, Refusal):
-            return None, approved.reason
-        answer = self.tile_engine.answer(
-            result.sql,
-            approved,
-            describe or self._describe,
-            limit,
-            timeout=bounds.timeout if bounds.timeout is not None else DEFAULT_TIMEOUT,
-            cancel=bounds.cancel,
-        )
-        if isinstance(answer, Refusal):
-            return None, answer.reason
-        return answer, ""
-
-    def _approved(
-        self, availability: CatalogAvailability, names: tuple[str, ...]
-    ) -> dict[str, ApprovedSnapshot] | Refusal:
-        """The snapshot freshness approved of each view the rewrite reads."""
-        from mvlattice.sql.refusal import Refusal
-
-        approved = availability.approved
-        found = {}
-        for name in names:
-            table = self._table_of(name).lower()
-            if table not in approved:
-                return Refusal(f"freshness approved no snapshot of {table}")
-            found[table] = approved[table]
-        return found
-
-    def _describe(self, sql: str) -> StructType:
+    def describe(self, sql: str) -> StructType:
+        """Spark's output schema of `sql` over the model's tables (SqlError if rejected)."""
         return self.sql(sql).schema
 
-    def _analyze(self, sql: str) -> None:
+    def analyze(self, sql: str) -> None:
         """Spark's parser and analyzer over `sql` in this workspace's session (nothing runs)."""
         from mvlattice.engine.acceptance import analyze
 
         analyze(self.spark, sql)
+
+    def run_sql(self, sql: str, limit: int | None) -> tuple[list[str], list[tuple]]:
+        """Columns and rows of `sql` run as the user's own SQL (`sql`, then `collect`)."""
+        return self.collect(self.sql(sql), limit)
+
+    @property
+    def rewrite_count(self) -> RewriteCount:
+        """How many rewrites ran here (made on first use, one per workspace)."""
+        if self._rewrite_count is None:
+            from mvlattice.serving.decide import RewriteCount
+
+            self._rewrite_count = RewriteCount()
+        return self._rewrite_count
 
     @property
     def acceptance(self) -> Acceptance:
@@ -600,7 +457,7 @@ class Workspace:
             engine = self._tile_engine = TileEngine(self.model.fast_path)
         return engine
 
-    def _rewrite_views(self) -> tuple[RewriteContext, CatalogAvailability]:
+    def rewrite_views(self) -> tuple[RewriteContext, CatalogAvailability]:
         """Tiles (declared, built, planned) with row counts, and their freshness, from the
         jobs catalog; the rewrite context is prepared once per set of tiles."""
         import time
@@ -608,7 +465,7 @@ class Workspace:
         from mvlattice.jobs.catalog import model_targets
         from mvlattice.mvrewrite.context import cached_context
 
-        availability = self._availability()
+        availability = self.availability()
         # Which views exist is listed at most every TARGETS_TTL seconds (this workspace's own
         # builds list again at once); whether one may be read is asked on every query.
         now = time.monotonic()
@@ -620,7 +477,7 @@ class Workspace:
         rows = tuple(sorted((t.name, float(t.estimated_rows)) for t in targets if t.estimated_rows))
         return cached_context(self.model, tiles, rows), availability
 
-    def _availability(self) -> CatalogAvailability:
+    def availability(self) -> CatalogAvailability:
         """Freshness as of now (one per query: it remembers the snapshots it approved)."""
         from mvlattice.jobs.catalog import CatalogAvailability
 
@@ -643,29 +500,25 @@ class Workspace:
         assert self._reader is not None
         return self._reader, self._hits
 
-    def _table_of(self, view: str) -> str:
+    def table_of(self, view: str) -> str:
         """The table a view used by a rewrite is stored in (a materialization's name is not)."""
         for m in self.model.materializations:
             if m.name == view:
                 return f"{m.schema}.{m.table}"
         return view
 
-    def _register_used(self, availability: CatalogAvailability, names: tuple[str, ...]) -> None:
+    def register_used(self, availability: CatalogAvailability, names: tuple[str, ...]) -> None:
         """Register the tiles a rewrite reads that this session's catalog lacks: built after
         it started, by another process too (`mvlattice refresh` while `serve` runs). The
         service's sandbox session shares this catalog."""
         from mvlattice.jobs.registration import ensure_registered
 
         for name in names:
-            target = availability.target(self._table_of(name))
+            target = availability.target(self.table_of(name))
             if target is None or (target.name, target.location) in self._known_tables:
                 continue
             ensure_registered(self.spark, target.name, target.location, self.warehouse)
             self._known_tables.add((target.name, target.location))
-
-    def _count_hits(self, availability: CatalogAvailability, names: tuple[str, ...]) -> None:
-        for name in names:
-            availability.record_hit(self._table_of(name))
 
     def _flush_quietly(self) -> None:
         with contextlib.suppress(Exception):
@@ -738,21 +591,6 @@ def _peek_settings(path: Path) -> dict[str, Any]:
     if isinstance(doc.get("warehouse"), str):
         out["warehouse"] = doc["warehouse"]
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class _Bounds:
-    timeout: float | None
-    cancel: threading.Event | None
-
-
-def _spark_reason(rewritten: bool, engine: str) -> str:
-    """Why Spark answers whatever the tile engine could do ("" when it may try)."""
-    if engine == "spark":
-        return "the engine asked for is spark"
-    if not rewritten:
-        return "the query reads base tables"
-    return ""
 
 
 def _first_line(exc: BaseException) -> str:

@@ -26,6 +26,7 @@ from mvlattice.errors import (
     ResponseTooLargeError,
     SparkUnavailableError,
 )
+from mvlattice.http.backend import Answer, SparkWork
 from mvlattice.http.errors import body, http_status, one_line, status_of
 from mvlattice.http.metrics import CONTENT_TYPE
 from mvlattice.http.middleware import RequestMetrics
@@ -125,21 +126,17 @@ def _query_routes(app: FastAPI, service: Service) -> None:
         limit = settings.max_rows if req.limit is None else min(req.limit, settings.max_rows)
         cancel = threading.Event()
 
-        def work() -> tuple[Any, bytes]:
-            out = backend.query(req.sql, req.rewrite, limit, req.model, cancel)
-            return out, answer_bytes(out, limit, started, settings.max_response_bytes)
-
-        def local() -> tuple[Any, bytes] | None:
+        def local() -> tuple[Answer, bytes] | SparkWork:
             check_query(req.sql)  # what text alone refuses never takes a query slot
-            fast = getattr(backend, "query_local", None)
-            out = fast(req.sql, req.rewrite, limit, req.model, cancel) if fast else None
-            return None if out is None else (out, answer_bytes(out, limit, started, max_bytes))
+            out = backend.query_local(req.sql, req.rewrite, limit, req.model, cancel)
+            if isinstance(out, SparkWork):
+                return out
+            return out, answer_bytes(out, limit, started, max_bytes)
 
-        def kept() -> tuple[Any, bytes] | None:
+        def kept() -> tuple[Answer, bytes] | None:
             # No `check_query` here (a parse would hold the event loop): an answer is kept
             # under the sandbox's describer only for a text that passed it, in `local`.
-            found = getattr(backend, "query_kept", None)
-            out = found(req.sql, req.rewrite, limit, req.model) if found else None
+            out = backend.query_kept(req.sql, req.rewrite, limit, req.model)
             return None if out is None else (out, answer_bytes(out, limit, started, max_bytes))
 
         max_bytes = settings.max_response_bytes
@@ -150,9 +147,15 @@ def _query_routes(app: FastAPI, service: Service) -> None:
             # Delta logs, cheaper than handing the request to a thread and back. Other answers
             # from tiles take no Spark query slot: they never wait behind Spark jobs.
             answered = kept() or await service.rewrite_thread(local)
-            if answered is not None:
+            if not isinstance(answered, SparkWork):
                 out, payload = answered
                 return _answered(service, req, out, payload, started)
+            spark_work = answered
+
+            def work() -> tuple[Answer, bytes]:
+                out = spark_work.run()  # rewritten already, in `local`
+                return out, answer_bytes(out, limit, started, settings.max_response_bytes)
+
             _check_spark(service)  # a dead JVM: 503 at once, not a failure per query
             service.running.add(cancel)
             try:

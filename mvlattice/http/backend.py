@@ -38,6 +38,15 @@ class Answer:
     engine_reason: str = ""  # why Spark answered a rewritten query ("" when local did)
 
 
+@dataclass(frozen=True, slots=True)
+class SparkWork:
+    """A query decided (rewritten once) that only Spark can answer: `run()` answers it, in one
+    of the service's Spark query slots (SqlError / RefusedSqlError when it may not run,
+    QueryTimeoutError past the deadline or once the query's cancel is set)."""
+
+    run: Callable[[], Answer]
+
+
 class Backend(Protocol):
     def models(self) -> tuple[str, ...]: ...
 
@@ -55,6 +64,24 @@ class Backend(Protocol):
     ) -> Answer:
         """Run client SQL in the sandbox (SqlError / RefusedSqlError when it may not run,
         QueryTimeoutError past the deadline or once `cancel` is set)."""
+        ...
+
+    def query_kept(self, sql: str, rewrite: bool, limit: int, model: str | None) -> Answer | None:
+        """The answer kept for the same query while freshness, decided from local files
+        alone, still approves every tile it was read from; else None. Cheap and free of
+        Spark: the service asks it on its event loop."""
+        ...
+
+    def query_local(
+        self,
+        sql: str,
+        rewrite: bool,
+        limit: int,
+        model: str | None,
+        cancel: threading.Event | None = None,
+    ) -> Answer | SparkWork:
+        """The answer when no Spark job is needed (the tile engine), else the decided query
+        as SparkWork: answers from tiles never wait behind Spark jobs."""
         ...
 
     def lattices(self, model: str | None) -> list[dict[str, Any]]: ...

@@ -7,6 +7,7 @@ Counters and one histogram, guarded by a lock; `render()` writes the text `GET /
 - `mvlattice_rewrite_hit_ratio`: rewritten / (rewritten + not_rewritten)
 - `mvlattice_rewrite_latency_seconds`: histogram of rewrite time (requests that rewrite)
 - `mvlattice_queries_total{engine}`: queries answered, by who answered (local | spark)
+- `mvlattice_rewrite_runs_total`: rewrites the serving pipeline ran (one per rewriting request)
 - `mvlattice_refreshes_total{trigger, outcome}`: refresh and materialize runs (http, schedule)
 - `mvlattice_query_log_pending`, `mvlattice_query_log_dropped_total`: the query log's writer
 """

@@ -96,14 +96,15 @@ class Runtime:
         engines = [ws.tile_engine for ws in self.workspaces.values()]
         gauges = {
             "mvlattice_tile_cache_bytes": lambda: sum(e.cache.bytes for e in engines),
-            "mvlattice_tile_cache_budget_bytes": lambda: sum(
-                e.cache.budget_bytes for e in engines
-            ),
+            "mvlattice_tile_cache_budget_bytes": lambda: sum(e.cache.budget_bytes for e in engines),
             "mvlattice_tile_cache_peak_bytes": lambda: sum(e.cache.peak_bytes for e in engines),
             "mvlattice_kept_answers_bytes": lambda: sum(e.answers.bytes for e in engines),
             "mvlattice_kept_answers_served_total": lambda: sum(e.answers.hits for e in engines),
-            "mvlattice_kept_answers_dropped_total": lambda: sum(
-                e.answers.dropped for e in engines
+            "mvlattice_kept_answers_dropped_total": lambda: sum(e.answers.dropped for e in engines),
+            # Rewrites the serving pipeline ran: one per request that rewrites, whichever
+            # engine answers (a Spark-answered query is not rewritten a second time).
+            "mvlattice_rewrite_runs_total": lambda: sum(
+                ws.rewrite_count.value for ws in self.workspaces.values()
             ),
         }
         self.metrics.gauges.update(gauges)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mvlattice.engine.acceptance import analyze
 from mvlattice.errors import ConflictError, MvlatticeError, NotFoundError, UsageError
-from mvlattice.http.backend import Answer, Rewritten
+from mvlattice.http.backend import Answer, Rewritten, SparkWork
 from mvlattice.http.jobs import Scope
 from mvlattice.http.render import (
     answer_of,
@@ -24,16 +24,14 @@ from mvlattice.http.render import (
 )
 from mvlattice.lattice.lattice import Lattice
 from mvlattice.sandbox.sandbox import Sandbox
+from mvlattice.serving.pipeline import Pending, answer_on_spark, answer_without_spark
+from mvlattice.serving.request import Request
 from mvlattice.workspace import Workspace
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 T = TypeVar("T")
-
-
-class _SparkNeeded(Exception):
-    """The tile engine did not answer: the query goes through a Spark query slot."""
 
 
 class WorkspaceBackend:
@@ -95,14 +93,31 @@ class WorkspaceBackend:
         cancel: threading.Event | None = None,
     ) -> Answer:
         name, ws = self._query_model(sql, rewrite, model)
+        r = self._request(name, ws, sql, rewrite, limit, cancel)
+        result = ws.query(r.sql, rewrite=r.rewrite, limit=r.limit, runner=r.runner,
+                          engine=r.engine, describe=r.describe, timeout=r.timeout,
+                          cancel=r.cancel, accept=r.accept)  # fmt: skip
+        return answer_of(name, result, limit)
+
+    def _request(
+        self,
+        name: str,
+        ws: Workspace,
+        sql: str,
+        rewrite: bool,
+        limit: int,
+        cancel: threading.Event | None,
+    ) -> Request:
+        """A client's query as the serving pipeline takes it: one row more than `limit` (to
+        say whether there were more), run and described in the model's sandbox."""
 
         def run(text: str, rows: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
             return self._sandbox(name, ws).run(text, rows, cancel)
 
-        result = ws.query(sql, rewrite=rewrite, limit=limit + 1, runner=run, engine=self.engine,
-                          describe=self._describer(name, ws), timeout=self.query_timeout,
-                          cancel=cancel, accept=self._acceptor(name, ws))  # fmt: skip
-        return answer_of(name, result, limit)
+        return Request(sql=sql, rewrite=rewrite, limit=limit + 1, engine=self.engine,
+                       runner=run, describe=self._describer(name, ws),
+                       accept=self._acceptor(name, ws), timeout=self.query_timeout,
+                       cancel=cancel)  # fmt: skip
 
     def query_local(
         self,
@@ -111,29 +126,18 @@ class WorkspaceBackend:
         limit: int,
         model: str | None,
         cancel: threading.Event | None = None,
-    ) -> Answer | None:
-        """The tile engine's answer, or None when Spark must answer (then `query`, which
-        takes one of the service's Spark query slots): answers from tiles never wait behind
-        Spark jobs. Nothing runs on Spark here, and no hit is counted for a None."""
-        if not rewrite or self.engine == "spark":
-            return None
+    ) -> Answer | SparkWork:
+        """The tile engine's answer, else the query decided (rewritten once) as SparkWork for
+        one of the service's Spark query slots: answers from tiles never wait behind Spark
+        jobs. Nothing runs on Spark here, and no hit is counted for SparkWork until it runs."""
         name, ws = self._query_model(sql, rewrite, model)
+        request = self._request(name, ws, sql, rewrite, limit, cancel)
+        outcome = answer_without_spark(ws, request)
+        if isinstance(outcome, Pending):
+            return SparkWork(lambda: answer_of(name, answer_on_spark(ws, outcome), limit))
+        return answer_of(name, outcome, limit)
 
-        def refuse(_text: str, _rows: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
-            raise _SparkNeeded
-
-        try:
-            result = ws.query(sql, rewrite=True, limit=limit + 1, runner=refuse,
-                              engine=self.engine, describe=self._describer(name, ws),
-                              timeout=self.query_timeout, cancel=cancel,
-                              accept=self._acceptor(name, ws))  # fmt: skip
-        except _SparkNeeded:
-            return None
-        return answer_of(name, result, limit)
-
-    def query_kept(
-        self, sql: str, rewrite: bool, limit: int, model: str | None
-    ) -> Answer | None:
+    def query_kept(self, sql: str, rewrite: bool, limit: int, model: str | None) -> Answer | None:
         """The tile engine's kept answer to the query while freshness, decided from local
         Delta logs alone, still approves every tile it was read from; else None. Cheap and
         free of Spark: the service asks it on its event loop, before any thread. A request

@@ -123,9 +123,7 @@ def build_partitions(
     tile = table_relation(f"delta.{q(target.location)}", tile_version)
     types = column_types(ctx.spark, target.location, tile_version)
     sql = partition_refresh_sql(lattice, target.spec, relations, tile, scope, types)
-    recorder = _recorder(
-        ctx, target, sources, started, f"star ({scope.describe()})", "partitions"
-    )
+    recorder = _recorder(ctx, target, sources, started, f"star ({scope.describe()})", "partitions")
     return _write_tile(ctx, target, sql, recorder)
 
 

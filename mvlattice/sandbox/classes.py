@@ -127,8 +127,17 @@ EDIT_DISTANCE = EXPRESSIONS + "Levenshtein"
 MAX_EDIT_LITERAL = 1_000
 # Functions whose literal arguments Spark parses recursively while it analyzes the query
 # (a type string, a JSON sample), named as the parser sees them.
-PARSED_TEXT_FUNCTIONS = frozenset({"from_json", "from_csv", "schema_of_json", "schema_of_csv",
-                                   "schema_of_variant", "parse_json", "try_parse_json"})
+PARSED_TEXT_FUNCTIONS = frozenset(
+    {
+        "from_json",
+        "from_csv",
+        "schema_of_json",
+        "schema_of_csv",
+        "schema_of_variant",
+        "parse_json",
+        "try_parse_json",
+    }
+)
 # Relations a client may not read through the parser: old versions and change feeds.
 TIME_TRAVEL = "org.apache.spark.sql.catalyst.analysis.RelationTimeTravel"
 TABLE_FUNCTION = "org.apache.spark.sql.catalyst.analysis.UnresolvedTableValuedFunction"

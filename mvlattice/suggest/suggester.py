@@ -220,8 +220,10 @@ def _build(
 
     unknown = _columnless(suggested, catalog)
     if unknown:
-        problem = (f"the log names no column of {', '.join(unknown)} (suggest --model with a "
-                   "model that lists its columns or reads its data)")
+        problem = (
+            f"the log names no column of {', '.join(unknown)} (suggest --model with a "
+            "model that lists its columns or reads its data)"
+        )
         return LatticeSuggestion(name, suggested, None, aliases, problem=problem)  # fmt: skip
 
     def attempt(renames: Mapping[tuple[str, str], str]) -> Lattice | Problems:

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from mvlattice.errors import QueryTimeoutError
 from mvlattice.http.app import create_app
-from mvlattice.http.backend import Answer
+from mvlattice.http.backend import Answer, SparkWork
 from mvlattice.http.service import Service, Settings
 from tests.support import wait_until
 from tests.unit.test_service_http import LOCAL, FakeBackend
@@ -156,9 +156,9 @@ class TileLaneBackend(SlowBackend):
     the tile engine (`query_local`), every other one is left to Spark."""
 
     def query_local(self, sql: str, rewrite: bool, limit: int, model: str | None,
-                    cancel: Any = None) -> Answer | None:  # fmt: skip
+                    cancel: Any = None) -> Answer | SparkWork:  # fmt: skip
         if "tile_answerable" not in sql:
-            return None
+            return super().query_local(sql, rewrite, limit, model, cancel)
         answer = FakeBackend.query(self, sql, rewrite, limit, model)
         return Answer(model=answer.model, columns=answer.columns, rows=answer.rows,
                       truncated=answer.truncated, rewritten=True, materializations=("t",),

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from mvlattice.errors import NotFoundError, SqlError
 from mvlattice.http.app import create_app
-from mvlattice.http.backend import Answer, Rewritten
+from mvlattice.http.backend import Answer, Rewritten, SparkWork
 from mvlattice.http.jobs import Scope
 from mvlattice.http.service import Service, Settings
 from mvlattice.querylog.log import Request
@@ -69,6 +69,16 @@ class FakeBackend:
             engine=self.engine,
             engine_reason=self.engine_reason,
         )
+
+    def query_kept(
+        self, sql: str, rewrite: bool, limit: int, model: str | None
+    ) -> Answer | None:
+        return None  # nothing kept: every query is decided anew
+
+    def query_local(
+        self, sql: str, rewrite: bool, limit: int, model: str | None, cancel: Any = None
+    ) -> Answer | SparkWork:
+        return SparkWork(lambda: self.query(sql, rewrite, limit, model, cancel))
 
     def lattices(self, model: str | None) -> list[dict[str, Any]]:
         return [{"name": "star", "model": "shop"}]

@@ -1,0 +1,64 @@
+"""The rewrite step: Spark's acceptance of the text, then the rewrite onto the views that
+freshness allows right now."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mvlattice.mvrewrite.rewriter import RewriteResult, rewrite
+from mvlattice.sql.parse import parse_query
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+    from mvlattice.engine.acceptance import Analyze
+    from mvlattice.jobs.catalog import CatalogAvailability
+    from mvlattice.serving.host import Host
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """How a query is answered: its rewrite, and the freshness it was decided on (None when
+    the query was not to be rewritten)."""
+
+    result: RewriteResult
+    availability: CatalogAvailability | None
+
+
+@dataclass(slots=True)
+class RewriteCount:
+    """How many rewrites ran (the service's /metrics: one per request is the contract)."""
+
+    value: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
+def decide_rewrite(
+    host: Host,
+    sql: str,
+    *,
+    explain: bool = False,
+    use_index: bool = True,
+    tree: exp.Query | None = None,
+    accept: Analyze | None = None,
+) -> Decision:
+    """Only a query Spark accepts as written is rewritten: sqlglot reads, and writes back as
+    valid SQL, text Spark rejects (SqlError with Spark's reason)."""
+    host.acceptance.check(sql, accept or host.analyze)
+    context, availability = host.rewrite_views()
+    host.rewrite_count.add()
+    result = rewrite(sql, context, availability, explain, use_index, tree=tree)
+    return Decision(result, availability)
+
+
+def decide_plain(sql: str, tree: exp.Query | None) -> Decision:
+    """A query run as written: only queries (anything else is a UsageError / SqlError)."""
+    if tree is None:
+        parse_query(sql)
+    return Decision(RewriteResult(False, sql, ()), None)
