@@ -127,8 +127,8 @@ def _query_routes(app: FastAPI, service: Service) -> None:
         cancel = threading.Event()
 
         def local() -> tuple[Answer, bytes] | SparkWork:
-            check_query(req.sql)  # what text alone refuses never takes a query slot
-            out = backend.query_local(req.sql, req.rewrite, limit, req.model, cancel)
+            tree = check_query(req.sql)  # what text alone refuses never takes a query slot
+            out = backend.query_local(req.sql, req.rewrite, limit, req.model, cancel, tree)
             if isinstance(out, SparkWork):
                 return out
             return out, answer_bytes(out, limit, started, max_bytes)

@@ -6,9 +6,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mvlattice.http.jobs import Scope
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +82,11 @@ class Backend(Protocol):
         limit: int,
         model: str | None,
         cancel: threading.Event | None = None,
+        tree: exp.Query | None = None,
     ) -> Answer | SparkWork:
         """The answer when no Spark job is needed (the tile engine), else the decided query
-        as SparkWork: answers from tiles never wait behind Spark jobs."""
+        as SparkWork: answers from tiles never wait behind Spark jobs. `tree`: `sql` as the
+        service's check parsed it (the pipeline then parses nothing)."""
         ...
 
     def lattices(self, model: str | None) -> list[dict[str, Any]]: ...

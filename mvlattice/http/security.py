@@ -8,21 +8,22 @@ The middlewares are plain ASGI so that they run before FastAPI reads or parses a
 
 from __future__ import annotations
 
-import functools
 import hmac
 import ipaddress
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from mvlattice.errors import SqlError, UsageError
 from mvlattice.http.errors import body_bytes, http_status
+from mvlattice.sql.parse import parse_statements
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -109,22 +110,30 @@ def token_matches(header: str | None, token: str) -> bool:
 
 
 # -- SQL -----------------------------------------------------------------------------------------
-def check_query(sql: str) -> None:
-    """Only one statement, and a query: SELECT, WITH … SELECT, or set operations of those."""
+def check_query(sql: str) -> exp.Query | None:
+    """Only one statement, and a query: SELECT, WITH … SELECT, or set operations of those.
+    Returns the parsed tree, for the serving pipeline to use rather than parse again; None for
+    a text accepted before (remembered, not its tree: the rewriter qualifies trees in place
+    and keeps its own per text)."""
     check_nesting(sql)
-    if len(sql) <= MAX_CACHED_SQL:
-        _accepted(sql)  # accepted queries are remembered; refusals raise and are not
-        return
-    _check(sql)
+    if len(sql) > MAX_CACHED_SQL:
+        return _check(sql)
+    with _ACCEPTED_LOCK:
+        if sql in _ACCEPTED:
+            _ACCEPTED.move_to_end(sql)
+            return None
+    tree = _check(sql)
+    with _ACCEPTED_LOCK:  # refusals raised above and are not remembered
+        _ACCEPTED[sql] = None
+        while len(_ACCEPTED) > ACCEPTED_KEPT:
+            _ACCEPTED.popitem(last=False)
+    return tree
 
 
 MAX_CACHED_SQL = 20_000
-
-
-@functools.lru_cache(maxsize=4096)
-def _accepted(sql: str) -> bool:
-    _check(sql)
-    return True
+ACCEPTED_KEPT = 4096
+_ACCEPTED: OrderedDict[str, None] = OrderedDict()
+_ACCEPTED_LOCK = threading.Lock()
 
 
 def check_nesting(sql: str) -> None:
@@ -190,18 +199,19 @@ def _skip_quoted(sql: str, start: int, quote: str) -> int:
     return i
 
 
-def _check(sql: str) -> None:
+def _check(sql: str) -> exp.Query:
     try:
-        trees = [t for t in sqlglot.parse(sql, read="spark") if t is not None]
+        trees = parse_statements(sql)
     except SqlglotError as exc:
         raise SqlError(f"SQL does not parse: {_first_line(exc)}") from None
     except (RecursionError, AttributeError, TypeError, ValueError, IndexError, KeyError) as exc:
         raise SqlError(f"SQL does not parse: {_first_line(exc)}") from None
     if len(trees) != 1:
         raise SqlError(f"expected one SQL statement, got {len(trees)}")
-    if not isinstance(trees[0], exp.Query):
-        kind = trees[0].key.upper()
-        raise SqlError(f"only queries (SELECT or WITH) are accepted, not {kind}")
+    tree = trees[0]
+    if not isinstance(tree, exp.Query):
+        raise SqlError(f"only queries (SELECT or WITH) are accepted, not {tree.key.upper()}")
+    return tree
 
 
 def _first_line(exc: BaseException) -> str:

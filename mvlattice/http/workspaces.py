@@ -30,6 +30,7 @@ from mvlattice.workspace import Workspace
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
+    from sqlglot import exp
 
 T = TypeVar("T")
 
@@ -107,6 +108,7 @@ class WorkspaceBackend:
         rewrite: bool,
         limit: int,
         cancel: threading.Event | None,
+        tree: exp.Query | None = None,
     ) -> Request:
         """A client's query as the serving pipeline takes it: one row more than `limit` (to
         say whether there were more), run and described in the model's sandbox."""
@@ -114,7 +116,7 @@ class WorkspaceBackend:
         def run(text: str, rows: int | None) -> tuple[list[str], list[tuple[Any, ...]]]:
             return self._sandbox(name, ws).run(text, rows, cancel)
 
-        return Request(sql=sql, rewrite=rewrite, limit=limit + 1, engine=self.engine,
+        return Request(sql=sql, rewrite=rewrite, limit=limit + 1, tree=tree, engine=self.engine,
                        runner=run, describe=self._describer(name, ws),
                        accept=self._acceptor(name, ws), timeout=self.query_timeout,
                        cancel=cancel)  # fmt: skip
@@ -126,12 +128,13 @@ class WorkspaceBackend:
         limit: int,
         model: str | None,
         cancel: threading.Event | None = None,
+        tree: exp.Query | None = None,
     ) -> Answer | SparkWork:
         """The tile engine's answer, else the query decided (rewritten once) as SparkWork for
         one of the service's Spark query slots: answers from tiles never wait behind Spark
         jobs. Nothing runs on Spark here, and no hit is counted for SparkWork until it runs."""
         name, ws = self._query_model(sql, rewrite, model)
-        request = self._request(name, ws, sql, rewrite, limit, cancel)
+        request = self._request(name, ws, sql, rewrite, limit, cancel, tree)
         outcome = answer_without_spark(ws, request)
         if isinstance(outcome, Pending):
             return SparkWork(lambda: answer_of(name, answer_on_spark(ws, outcome), limit))

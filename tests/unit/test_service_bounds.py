@@ -156,7 +156,7 @@ class TileLaneBackend(SlowBackend):
     the tile engine (`query_local`), every other one is left to Spark."""
 
     def query_local(self, sql: str, rewrite: bool, limit: int, model: str | None,
-                    cancel: Any = None) -> Answer | SparkWork:  # fmt: skip
+                    cancel: Any = None, tree: Any = None) -> Answer | SparkWork:  # fmt: skip
         if "tile_answerable" not in sql:
             return super().query_local(sql, rewrite, limit, model, cancel)
         answer = FakeBackend.query(self, sql, rewrite, limit, model)

@@ -70,13 +70,17 @@ class FakeBackend:
             engine_reason=self.engine_reason,
         )
 
-    def query_kept(
-        self, sql: str, rewrite: bool, limit: int, model: str | None
-    ) -> Answer | None:
+    def query_kept(self, sql: str, rewrite: bool, limit: int, model: str | None) -> Answer | None:
         return None  # nothing kept: every query is decided anew
 
     def query_local(
-        self, sql: str, rewrite: bool, limit: int, model: str | None, cancel: Any = None
+        self,
+        sql: str,
+        rewrite: bool,
+        limit: int,
+        model: str | None,
+        cancel: Any = None,
+        tree: Any = None,
     ) -> Answer | SparkWork:
         return SparkWork(lambda: self.query(sql, rewrite, limit, model, cancel))
 
