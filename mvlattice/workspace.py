@@ -14,6 +14,7 @@ from mvlattice.document import read_document
 from mvlattice.errors import JobError, MvlatticeError, SqlError
 from mvlattice.model.loader import Model, Table, load_model
 from mvlattice.model.spark_tables import register_tables
+from mvlattice.serving.state import ServingState
 from mvlattice.settings import resolve_warehouse
 from mvlattice.spark import build_session, resolve_master, spark_conf
 
@@ -25,28 +26,20 @@ if TYPE_CHECKING:
     from mvlattice.engine.acceptance import Acceptance, Analyze
     from mvlattice.engine.tile_engine import Describe, TileEngine
     from mvlattice.jobs.batch import BatchResult, Progress
-    from mvlattice.jobs.catalog import CatalogAvailability, CatalogEntry
-    from mvlattice.jobs.hits import HitCounter
-    from mvlattice.jobs.lease import Leases
-    from mvlattice.jobs.tables import TableReader
-    from mvlattice.jobs.targets import Target
+    from mvlattice.jobs.catalog import CatalogEntry
     from mvlattice.lattice.lattice import Lattice
     from mvlattice.lattice.statistic_provider import StatisticProvider
     from mvlattice.model.checks import Violation
     from mvlattice.model.constraints import Constraint
-    from mvlattice.mvrewrite.model_context import RewriteContext
     from mvlattice.mvrewrite.rewriter import QueryResult, RewriteResult
     from mvlattice.plan.budget import Limits
     from mvlattice.plan.coverage import Coverage
     from mvlattice.plan.planner import LatticePlan, WorkloadInput
     from mvlattice.plan.workload import Workload
-    from mvlattice.serving.decide import RewriteCount
     from mvlattice.serving.request import Runner
     from mvlattice.statistics.profile import Profile
 
 
-# Seconds a listing of the views that exist serves rewrites (freshness is asked every query).
-TARGETS_TTL = 1.0
 # Hears one line of what a long step does (the planner, the statistics provider).
 Say = Callable[[str], None]
 
@@ -71,14 +64,7 @@ class Workspace:
         self._model_conf = peek.get("conf", {})
         self.model: Model = load_model(self.model_path, self.warehouse, self._columns_via_spark)
         self._registered = False
-        self._tile_engine: TileEngine | None = None
-        self._acceptance: Acceptance | None = None
-        self._rewrite_count: RewriteCount | None = None
-        self._reader: TableReader | None = None
-        self._hits: HitCounter | None = None
-        self._leases: Leases | None = None
-        self._known_tables: set[tuple[str, str]] = set()  # registered in Spark's catalog here
-        self._targets: tuple[float, tuple[Target, ...]] | None = None  # (when listed, targets)
+        self.serving = ServingState(lambda: self.spark, self.model, self.warehouse)
         atexit.register(self._flush_quietly)
 
     # -- Spark ----------------------------------------------------------------------------
@@ -228,7 +214,7 @@ class Workspace:
                                full=full, max_tiles=max_tiles, workload=workload,
                                progress=progress, say=say, limits=limits)  # fmt: skip
         finally:
-            self._targets = None  # list the views again: this build changed them
+            self.serving.catalog.forget_views()  # this build changed them
 
     def coverage(self, workload: WorkloadInput, lattice: str | None = None) -> Coverage | None:
         """How much of a SQL workload the rewriter answers from the built tiles of a lattice,
@@ -286,7 +272,7 @@ class Workspace:
                 self.spark, self.model, plan, self.warehouse, full=full, progress=progress
             )
         finally:
-            self._targets = None
+            self.serving.catalog.forget_views()
 
     def refresh(
         self,
@@ -306,7 +292,7 @@ class Workspace:
             return refresh(self.spark, self.model, self.warehouse, lattice=lattice, tile=tile,
                            full=full, progress=progress, dry_run=dry_run)  # fmt: skip
         finally:
-            self._targets = None
+            self.serving.catalog.forget_views()
 
     def change_feeds(self) -> dict[str, bool | None]:
         """Per lattice fact table: whether it has Delta's change data feed (deletes and
@@ -429,96 +415,14 @@ class Workspace:
         return self.collect(self.sql(sql), limit)
 
     @property
-    def rewrite_count(self) -> RewriteCount:
-        """How many rewrites ran here (made on first use, one per workspace)."""
-        if self._rewrite_count is None:
-            from mvlattice.serving.decide import RewriteCount
-
-            self._rewrite_count = RewriteCount()
-        return self._rewrite_count
+    def tile_engine(self) -> TileEngine:
+        """The in-driver engine for small tiles (made on first use, one per workspace)."""
+        return self.serving.tile_engine
 
     @property
     def acceptance(self) -> Acceptance:
         """Spark's word on query texts, kept per text (made on first use, one per workspace)."""
-        found = getattr(self, "_acceptance", None)
-        if found is None:
-            from mvlattice.engine.acceptance import Acceptance
-
-            found = self._acceptance = Acceptance()
-        return found
-
-    @property
-    def tile_engine(self) -> TileEngine:
-        """The in-driver engine for small tiles (made on first use, one per workspace)."""
-        engine = getattr(self, "_tile_engine", None)
-        if engine is None:
-            from mvlattice.engine.tile_engine import TileEngine
-
-            engine = self._tile_engine = TileEngine(self.model.fast_path)
-        return engine
-
-    def rewrite_views(self) -> tuple[RewriteContext, CatalogAvailability]:
-        """Tiles (declared, built, planned) with row counts, and their freshness, from the
-        jobs catalog; the rewrite context is prepared once per set of tiles."""
-        import time
-
-        from mvlattice.jobs.catalog import model_targets
-        from mvlattice.mvrewrite.context import cached_context
-
-        availability = self.availability()
-        # Which views exist is listed at most every TARGETS_TTL seconds (this workspace's own
-        # builds list again at once); whether one may be read is asked on every query.
-        now = time.monotonic()
-        listed = self._targets
-        if listed is None or now - listed[0] > TARGETS_TTL:
-            listed = self._targets = (now, model_targets(availability.ctx))
-        targets = listed[1]
-        tiles = tuple(dict.fromkeys(t.spec for t in targets if t.spec is not None))
-        rows = tuple(sorted((t.name, float(t.estimated_rows)) for t in targets if t.estimated_rows))
-        return cached_context(self.model, tiles, rows), availability
-
-    def availability(self) -> CatalogAvailability:
-        """Freshness as of now (one per query: it remembers the snapshots it approved)."""
-        from mvlattice.jobs.catalog import CatalogAvailability
-
-        reader, hits = self._catalog_readers()
-        return CatalogAvailability(self.spark, self.model, self.warehouse, reader=reader,
-                                   hits=hits, leases=self._leases)  # fmt: skip
-
-    def _catalog_readers(self) -> tuple[TableReader, HitCounter]:
-        """One table reader (it caches tables' states by Delta version) and one hit counter
-        (it writes hits in batches) for every request of this workspace."""
-        if self._hits is None:
-            from mvlattice.jobs.hits import HitCounter
-            from mvlattice.jobs.lease import Leases
-            from mvlattice.jobs.state import StateStore
-            from mvlattice.jobs.tables import TableReader
-
-            self._reader = TableReader(self.spark)
-            self._hits = HitCounter(StateStore.for_warehouse(self.warehouse))
-            self._leases = Leases.for_warehouse(self.warehouse)
-        assert self._reader is not None
-        return self._reader, self._hits
-
-    def table_of(self, view: str) -> str:
-        """The table a view used by a rewrite is stored in (a materialization's name is not)."""
-        for m in self.model.materializations:
-            if m.name == view:
-                return f"{m.schema}.{m.table}"
-        return view
-
-    def register_used(self, availability: CatalogAvailability, names: tuple[str, ...]) -> None:
-        """Register the tiles a rewrite reads that this session's catalog lacks: built after
-        it started, by another process too (`mvlattice refresh` while `serve` runs). The
-        service's sandbox session shares this catalog."""
-        from mvlattice.jobs.registration import ensure_registered
-
-        for name in names:
-            target = availability.target(self.table_of(name))
-            if target is None or (target.name, target.location) in self._known_tables:
-                continue
-            ensure_registered(self.spark, target.name, target.location, self.warehouse)
-            self._known_tables.add((target.name, target.location))
+        return self.serving.acceptance
 
     def _flush_quietly(self) -> None:
         with contextlib.suppress(Exception):
@@ -526,8 +430,7 @@ class Workspace:
 
     def flush_hits(self) -> None:
         """Write the hits counted so far to the state store (the catalog reads them there)."""
-        if self._hits is not None:
-            self._hits.flush()
+        self.serving.catalog.flush_hits()
 
     def spark_alive(self) -> bool:
         """Whether Spark's JVM still answers (True before Spark started)."""
@@ -542,10 +445,7 @@ class Workspace:
         with contextlib.suppress(Exception):  # a state store gone: the hits are lost, no more
             self.flush_hits()
         atexit.unregister(self._flush_quietly)
-        engine = getattr(self, "_tile_engine", None)
-        if engine is not None:
-            engine.close()
-            self._tile_engine = None
+        self.serving.close()
         if self._spark is not None:
             self._spark.stop()
             self._spark = None

@@ -104,7 +104,7 @@ class Runtime:
             # Rewrites the serving pipeline ran: one per request that rewrites, whichever
             # engine answers (a Spark-answered query is not rewritten a second time).
             "mvlattice_rewrite_runs_total": lambda: sum(
-                ws.rewrite_count.value for ws in self.workspaces.values()
+                ws.serving.rewrite_count.value for ws in self.workspaces.values()
             ),
         }
         self.metrics.gauges.update(gauges)

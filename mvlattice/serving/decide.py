@@ -3,8 +3,7 @@ freshness allows right now."""
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mvlattice.mvrewrite.rewriter import RewriteResult, rewrite
@@ -27,18 +26,6 @@ class Decision:
     availability: CatalogAvailability | None
 
 
-@dataclass(slots=True)
-class RewriteCount:
-    """How many rewrites ran (the service's /metrics: one per request is the contract)."""
-
-    value: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def add(self) -> None:
-        with self._lock:
-            self.value += 1
-
-
 def decide_rewrite(
     host: Host,
     sql: str,
@@ -50,9 +37,9 @@ def decide_rewrite(
 ) -> Decision:
     """Only a query Spark accepts as written is rewritten: sqlglot reads, and writes back as
     valid SQL, text Spark rejects (SqlError with Spark's reason)."""
-    host.acceptance.check(sql, accept or host.analyze)
-    context, availability = host.rewrite_views()
-    host.rewrite_count.add()
+    host.serving.acceptance.check(sql, accept or host.analyze)
+    context, availability = host.serving.catalog.rewrite_views()
+    host.serving.rewrite_count.add()
     result = rewrite(sql, context, availability, explain, use_index, tree=tree)
     return Decision(result, availability)
 

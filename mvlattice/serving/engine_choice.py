@@ -43,7 +43,7 @@ def answer_locally(
     snapshots = approved(host, decision.availability, result.materializations)
     if isinstance(snapshots, Refusal):
         return None, snapshots.reason
-    answer = host.tile_engine.answer(
+    answer = host.serving.tile_engine.answer(
         result.sql,
         snapshots,
         request.describe or host.describe,
@@ -64,7 +64,7 @@ def explain_engine(
     refusal = (
         snapshots
         if isinstance(snapshots, Refusal)
-        else host.tile_engine.decide(result.sql, snapshots)
+        else host.serving.tile_engine.decide(result.sql, snapshots)
     )
     message = (
         "the tile engine answers it in the driver"

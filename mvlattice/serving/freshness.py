@@ -19,7 +19,7 @@ def approved(
     snapshots = availability.approved
     found = {}
     for name in names:
-        table = host.table_of(name).lower()
+        table = host.serving.catalog.table_of(name).lower()
         if table not in snapshots:
             return Refusal(f"freshness approved no snapshot of {table}")
         found[table] = snapshots[table]
@@ -28,4 +28,4 @@ def approved(
 
 def count_hits(host: Host, availability: CatalogAvailability, names: tuple[str, ...]) -> None:
     for name in names:
-        availability.record_hit(host.table_of(name))
+        availability.record_hit(host.serving.catalog.table_of(name))

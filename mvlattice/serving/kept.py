@@ -23,11 +23,11 @@ def kept_answer(
     """The answer kept for `key` when freshness approves the same snapshot of every table it
     was read from (else None, and the entry is dropped). `local_only`: only answers whose
     freshness is decided from local Delta logs (no Spark job, no remote store)."""
-    answers = host.tile_engine.answers
+    answers = host.serving.tile_engine.answers
     kept = answers.get(key)
     if kept is None or (local_only and not kept.decided_locally):
         return None
-    availability = host.availability()
+    availability = host.serving.catalog.availability()
     for table, location, version in kept.snapshots:
         usable = availability.state(table).usable
         now = availability.approved.get(table)
@@ -52,4 +52,4 @@ def keep_answer(
     snapshots = approved(host, availability, result.materializations)
     if not isinstance(snapshots, Refusal):
         local = all(availability.decided_locally(table) for table in snapshots)
-        host.tile_engine.answers.put(key, result, snapshots, answer, local)
+        host.serving.tile_engine.answers.put(key, result, snapshots, answer, local)

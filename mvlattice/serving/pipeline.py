@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 STEPS = (
     "kept answer",  # kept.kept_answer: the same text answered before, its snapshots still approved
     "accept and rewrite",  # decide.decide_rewrite: Spark accepts the text; rewrite onto views
-    "register",  # Host.register_used: Spark's catalog knows the views read
+    "register",  # catalog.ServingCatalog.register_used: Spark's catalog knows the views read
     "engine",  # engine_choice.answer_locally: the tile engine, else why Spark
     "answer",  # the tile engine's rows, or Spark's (`answer_on_spark`)
     "hits",  # freshness.count_hits: each view read counts a hit
@@ -89,7 +89,7 @@ def _decide(host: Host, request: Request) -> Decision:
     if decision.availability is not None and decision.result.rewritten:
         # Spark's analyzer must know the tiles read, built by another process too: the tile
         # engine types its answer as Spark types the same SQL.
-        host.register_used(decision.availability, decision.result.materializations)
+        host.serving.catalog.register_used(decision.availability, decision.result.materializations)
     return decision
 
 

@@ -65,7 +65,7 @@ def test_nested_materializations_build_refresh_and_answer(ws, spark, warehouse: 
     for query, used in ((BY_YEAR, OUTER), (TOP_BY_YEAR, INNER), (INNER_BY_NAME, OUTER)):
         result = ws.rewrite(query)
         assert result.rewritten, query
-        assert ws.table_of(result.materializations[0]) == used
+        assert ws.serving.catalog.table_of(result.materializations[0]) == used
         assert rows_of(spark, result.sql) == rows_of(spark, query)
 
     # The inner's source changes: the outer, fresh by its own record, is stale through it.
@@ -86,7 +86,7 @@ def test_nested_materializations_build_refresh_and_answer(ws, spark, warehouse: 
     assert "whose refresh rewrites its table" in refreshed.results[1].reason
     assert {entries(ws)[n].status for n in (INNER, OUTER)} == {"fresh"}
     result = ws.rewrite(BY_YEAR)
-    assert ws.table_of(result.materializations[0]) == OUTER
+    assert ws.serving.catalog.table_of(result.materializations[0]) == OUTER
     assert rows_of(spark, result.sql) == rows_of(spark, BY_YEAR)
 
     # A rebuilt inner (a new Delta version of its table) makes the outer stale.

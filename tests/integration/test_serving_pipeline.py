@@ -67,13 +67,13 @@ def test_an_http_request_is_parsed_once_and_rewritten_once(
     backend = WorkspaceBackend({"shop": shop}, query_timeout=60)
     backend.start()
     text = f"{sql} /* http {engine} {rewritten} */"  # a text never seen: nothing kept
-    before = shop.rewrite_count.value
+    before = shop.serving.rewrite_count.value
     with TestClient(create_app(Service(backend, Settings())), base_url="http://localhost") as c:
         reply = c.post("/v1/query", json={"sql": text})
     doc = reply.json()
     assert reply.status_code == 200 and (doc["rewritten"], doc["engine"]) == (rewritten, engine)
     assert Counter(tuple(r) for r in doc["rows"]) == answer_of(spark, sql)
-    assert shop.rewrite_count.value - before == 1
+    assert shop.serving.rewrite_count.value - before == 1
     assert parses[text] == 1, parses
 
 
@@ -82,9 +82,9 @@ def test_a_python_api_query_is_parsed_once_and_rewritten_once(
     spark, shop: Workspace, parses: Counter, sql: str, engine: str
 ) -> None:
     text = f"{sql} /* api {engine} */"
-    before = shop.rewrite_count.value
+    before = shop.serving.rewrite_count.value
     result = shop.query(text)
     assert result.rewrite.rewritten and result.engine == engine, result.engine_reason
     assert Counter(result.rows) == answer_of(spark, sql)
-    assert shop.rewrite_count.value - before == 1
+    assert shop.serving.rewrite_count.value - before == 1
     assert parses[text] == 1, parses
