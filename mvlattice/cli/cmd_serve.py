@@ -224,6 +224,13 @@ SERVE_CONF = {
     # A query's answer is fetched a partition at a time (`sandbox.execution`); one partition
     # larger than this is refused (413), never held whole in the driver's heap.
     "spark.driver.maxResultSize": "256m",
+    # Spark keeps each finished job's, stage's and SQL execution's status (plans and metrics:
+    # the `long[]`/`SQLPlanMetric` seen filling a long-running driver's heap) up to these counts;
+    # a service runs millions of queries and needs no more than the recent ones.
+    "spark.sql.ui.retainedExecutions": "50",
+    "spark.ui.retainedJobs": "100",
+    "spark.ui.retainedStages": "100",
+    "spark.ui.retainedTasks": "2000",
 }
 # Embedded, the service runs twice as many task slots as cores: a query whose few long tasks
 # hold their slots (a cross join until its deadline) leaves slots for the next query, and the
