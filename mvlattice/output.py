@@ -23,6 +23,16 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
 
+def plural(count: int, singular: str, many: str | None = None) -> str:
+    """`count` and the noun agreeing with it: 1 query, 2 queries, 0 tiles.
+
+    >>> plural(1, "query", "queries"), plural(2, "query", "queries"), plural(0, "tile")
+    ('1 query', '2 queries', '0 tiles')
+    """
+    noun = singular if count == 1 else (many or singular + "s")
+    return f"{count:,} {noun}"
+
+
 def jsonable(value: Any) -> Any:
     """Spark values as JSON values: decimals as numbers, dates as ISO strings, NaN as null."""
     try:

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from mvlattice.lattice.lattice import Measure, TileSpec
+from mvlattice.output import plural
 from mvlattice.plan.render import measure_document
 
 
@@ -81,14 +82,15 @@ class Group:
 
     def headline(self) -> str:
         lacks = ", ".join(str(f) for f in self.change.fixes)
+        asked = plural(self.queries, "query", "queries")
         if self.change.base is None:
             return (
-                f"{self.queries} queries missed every tile of lattice "
+                f"{asked} missed every tile of lattice "
                 f"'{self.change.spec.lattice}': a tile with {lacks} would answer them"
             )
         if not self.change.fixes:
-            return f"{self.queries} queries matched tile {self.change.base}, which is not built"
-        return f"{self.queries} queries missed tile {self.change.base} because it lacks {lacks}"
+            return f"{asked} matched tile {self.change.base}, which is not built"
+        return f"{asked} missed tile {self.change.base} because it lacks {lacks}"
 
     def to_json(self) -> dict[str, Any]:
         return {

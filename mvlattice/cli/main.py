@@ -10,6 +10,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from mvlattice.cli import (
     cmd_advise,
@@ -65,11 +66,37 @@ def run(handler: Handler, args: argparse.Namespace) -> int:
         return 1
 
 
+class _Version(argparse.Action):
+    """`--version`: one line, unwrapped (argparse's own action wraps it at the terminal)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_line())
+        parser.exit()
+
+
+def version_line() -> str:
+    """mvlattice's version and the versions of what it runs on (no Spark started)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "not installed"
+
+    parts = ", ".join(f"{p} {of(p)}" for p in ("pyspark", "delta-spark", "sqlglot", "duckdb"))
+    return f"mvlattice {of('mvlattice')} ({parts}; Python {sys.version.split()[0]})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mvlattice",
         description="Materialized views and lattices for Apache Spark and Delta Lake.",
     )
+    parser.add_argument("--version", action=_Version, help="print the versions and exit")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
 
     p = sub.add_parser(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mvlattice.lattice.lattice import Measure
+from mvlattice.output import plural
 from mvlattice.plan.candidates import canonical, canonical_labels
 from mvlattice.plan.coverage import Coverage
 from mvlattice.plan.hru import cube_edges
@@ -206,7 +207,7 @@ def coverage_lines(coverage: Coverage) -> list[str]:
     before, after = coverage.rows_before, coverage.rows_after
     lines = [
         f"Coverage ({what}): {coverage.share:.1%} of the workload's weight answered from tiles "
-        f"({answered} of {len(coverage.queries)} statements); rows read "
+        f"({answered} of {plural(len(coverage.queries), 'statement')}); rows read "
         f"{before:,.0f} -> {after:,.0f}"
     ]
     if coverage.curve:
@@ -238,7 +239,8 @@ def _workload_line(plan: LatticePlan) -> str:
     work = plan.workload
     assert work is not None
     return (
-        f"workload: {work.statements} statements, {len(work.queries)} group-bys "
+        f"workload: {plural(work.statements, 'statement')}, "
+        f"{plural(len(work.queries), 'group-by')} "
         f"({work.ignored} ignored, {work.unparsed} unparsed, {work.unmapped} unmapped)"
     )
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mvlattice.lattice.lattice import Measure
+from mvlattice.output import plural
 from mvlattice.suggest.merge import describe_measure
 from mvlattice.suggest.stated_lattice import label_of
 from mvlattice.suggest.suggester import LatticeSuggestion, Suggestion, describe
@@ -117,8 +118,8 @@ def _about(item: LatticeSuggestion) -> tuple[str, ...]:
     verb = f"evolves lattice {item.evolves}" if item.evolves else "new lattice"
     lines = [
         f"{verb}: {describe(item)}",
-        f"from {len(s.queries)} queries (weight {_n(s.weight)}): {_ids(s.queries)}; "
-        f"{s.graphs} join graph(s)",
+        f"from {plural(len(s.queries), 'query', 'queries')} (weight {_n(s.weight)}): "
+        f"{_ids(s.queries)}; {plural(s.graphs, 'join graph')}",
     ]
     if s.decided:
         aliases = item.aliases
@@ -179,7 +180,8 @@ def _tile(tile: SuggestedTile) -> Commented:
     planned = tile.planned
     comment = (
         f"~{_n(planned.rows)} rows, benefit {_n(planned.benefit)}; answers "
-        f"{len(tile.queries)} queries (weight {_n(tile.weight)}): {_ids(tile.queries)}",
+        f"{plural(len(tile.queries), 'query', 'queries')} (weight {_n(tile.weight)}): "
+        f"{_ids(tile.queries)}",
     )
     return Commented({"dimensions": list(planned.dimensions)}, comment)
 

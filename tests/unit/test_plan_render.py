@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,8 @@ def test_text_lists_tiles_in_order_with_rows_benefit_and_cost(plan: LatticePlan)
     lines = text.splitlines()
     assert lines[0].startswith("Lattice sales: 10,000 rows at full detail, ")
     assert "workload: 4 statements, 4 group-bys (0 ignored, 0 unparsed, 0 unmapped)" in lines[0]
+    one = plan_text(replace(plan, workload=replace(plan.workload, statements=1)))
+    assert "workload: 1 statement, 4 group-bys" in one.splitlines()[0]
     body = "\n".join(lines[1:])
     positions = [body.index(", ".join(d) + " ") for d in STAR_TILES]
     assert positions == sorted(positions)

@@ -77,7 +77,7 @@ def test_new_model_from_a_log_alone_loads_and_names_its_queries(tmp_path: Path) 
     assert "from 3 queries (weight 3): q1, q2, q3" in text
     held = 'aggregates no measure can hold (not over a plain column): SUM("s"."unit_sales" * 2) ×1'
     assert held in text
-    assert "answers 1 queries (weight 1): q3" in text
+    assert "answers 1 query (weight 1): q3" in text
     # store's only known column is store_type: grouping by it is the planner's top view
     assert "answered by no tile, only the star: q4" in text
 
