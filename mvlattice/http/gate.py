@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -33,7 +34,7 @@ class QueryGate:
         self.active = 0  # slots taken, by answered and abandoned work alike
         self.queued = 0
         self.overrunning = 0  # work still running after its client was answered 408
-        self._freed: asyncio.Condition | None = None  # made inside the event loop
+        self._waiters: deque[asyncio.Future[None]] = deque()  # in order of arrival
 
     @property
     def saturated(self) -> bool:
@@ -68,8 +69,10 @@ class QueryGate:
             raise
 
     async def _acquire(self, deadline: float, cancel: threading.Event, what: str) -> None:
-        freed = self._condition()
-        if self.active < self.running:
+        """A slot, first come first served: a query that arrives while others wait queues
+        behind them (a freed slot passes straight to the longest waiting, so no newcomer
+        overtakes it and no waiter starves until its deadline)."""
+        if self.active < self.running and not self._waiters:
             self.active += 1
             return
         if self.saturated:
@@ -77,16 +80,21 @@ class QueryGate:
                 f"too many queries: {self.active} running and {self.queued} waiting; retry shortly",
                 retry_after=1,
             )
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(turn)
         self.queued += 1
         try:
-            async with freed:
-                while self.active >= self.running:
-                    _check_deadline(deadline, cancel, what, waiting=True)
-                    try:
-                        await asyncio.wait_for(freed.wait(), timeout=POLL_SECONDS)
-                    except TimeoutError:
-                        continue
-                self.active += 1
+            while not turn.done():
+                _check_deadline(deadline, cancel, what, waiting=True)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(turn), timeout=POLL_SECONDS)
+        except BaseException:
+            if turn.done():
+                self._release()  # handed a slot, but leaving: it goes to the next in line
+            else:
+                turn.cancel()
+                self._waiters.remove(turn)
+            raise
         finally:
             self.queued -= 1
 
@@ -103,14 +111,13 @@ class QueryGate:
             _call_in(loop, self._release)
 
     def _release(self) -> None:
+        """A slot freed (on the event loop): the longest waiting query takes it over."""
+        while self._waiters:
+            turn = self._waiters.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
         self.active -= 1
-        freed = self._condition()
-
-        async def notify() -> None:
-            async with freed:
-                freed.notify()
-
-        asyncio.get_running_loop().create_task(notify())
 
     def _overrun_ended(self, done: asyncio.Future[Any]) -> None:
         self.overrunning -= 1
@@ -130,11 +137,6 @@ class QueryGate:
                 return await asyncio.wait_for(asyncio.shield(done), timeout=POLL_SECONDS)
             except TimeoutError:
                 continue
-
-    def _condition(self) -> asyncio.Condition:
-        if self._freed is None:
-            self._freed = asyncio.Condition()
-        return self._freed
 
 
 def _check_deadline(deadline: float, cancel: threading.Event, what: str, *, waiting: bool) -> None:
