@@ -8,8 +8,9 @@ rewritten only when Spark accepts its text, and Spark's rejection is the error t
 gets unrewritten (`spark_sql_errors`: one conversion for both).
 
 An analysis costs a py4j round trip and the analyzer's work (resolving each table: a Delta
-table's snapshot); a served query is asked again and again, so accepted texts are kept, per
-exact text, in a bounded LRU. Rejected texts are not kept: a table built or registered later
+table's snapshot), 20-35 ms; a served query is asked again and again, and dashboards send the
+same shapes with other literals, so accepted texts are kept, per exact text and per shape
+(`sql.template`), in a bounded LRU. Rejected texts are not kept: a table built or registered later
 may make them valid, and an error path need not be fast.
 """
 
@@ -26,7 +27,8 @@ from mvlattice.errors import SqlError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-KEPT = 4096  # accepted texts kept (a few hundred bytes each)
+KEPT = 4096  # accepted texts and shapes kept (a few hundred bytes each)
+SHAPE_MARK = "\x00shape:"  # a kept shape's key never equals a text's
 
 
 # Spark's analysis of a text in some session: nothing when it accepts, else SqlError.
@@ -40,19 +42,32 @@ class Acceptance:
     def __init__(self, size: int = KEPT) -> None:
         self.size = size
         self.analyses = 0  # texts analyzed (not found among the kept ones)
+        self.shape_hits = 0  # texts accepted for their shape, with no analysis of their own
         self._accepted: OrderedDict[tuple[Analyze, str], None] = OrderedDict()
         self._lock = threading.Lock()
 
-    def check(self, sql: str, analyze: Analyze) -> None:
-        """Nothing when `analyze` accepts `sql` (now or before); else its SqlError."""
+    def check(
+        self, sql: str, analyze: Analyze, shape: Callable[[str], str | None] | None = None
+    ) -> None:
+        """Nothing when `analyze` accepts `sql` (now or before); else its SqlError. `shape`
+        gives a text's literal-free key (`sql.template.literal_free_key`): once one text of
+        a shape is accepted, every text of that shape is (issue 31)."""
         key = (analyze, sql)
         if self._kept(key):
+            return
+        found = shape(sql) if shape is not None else None
+        shaped = (analyze, SHAPE_MARK + found) if found is not None else None
+        if shaped is not None and self._kept(shaped):
+            with self._lock:
+                self.shape_hits += 1
             return
         with self._lock:
             self.analyses += 1
         analyze(sql)
         with self._lock:
             self._accepted[key] = None
+            if shaped is not None:
+                self._accepted[shaped] = None
             while len(self._accepted) > self.size:
                 self._accepted.popitem(last=False)
 

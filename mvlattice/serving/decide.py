@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from mvlattice.mvrewrite.rewriter import RewriteResult, rewrite
 from mvlattice.sql.parse import parse_query
+from mvlattice.sql.template import literal_free_key
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -37,7 +38,7 @@ def decide_rewrite(
 ) -> Decision:
     """Only a query Spark accepts as written is rewritten: sqlglot reads, and writes back as
     valid SQL, text Spark rejects (SqlError with Spark's reason)."""
-    host.serving.acceptance.check(sql, accept or host.analyze)
+    host.serving.acceptance.check(sql, accept or host.analyze, literal_free_key)
     context, availability = host.serving.catalog.rewrite_views()
     host.serving.rewrite_count.add()
     result = rewrite(sql, context, availability, explain, use_index, tree=tree)

@@ -11,6 +11,7 @@ import pytest
 import sqlglot
 from fastapi.testclient import TestClient
 
+from mvlattice.errors import SqlError
 from mvlattice.http.app import create_app
 from mvlattice.http.service import Service, Settings
 from mvlattice.http.workspaces import WorkspaceBackend
@@ -88,3 +89,32 @@ def test_a_python_api_query_is_parsed_once_and_rewritten_once(
     assert Counter(result.rows) == answer_of(spark, sql)
     assert shop.serving.rewrite_count.value - before == 1
     assert parses[text] == 1, parses
+
+
+def test_a_new_binding_of_an_accepted_shape_needs_no_analysis_of_its_own(
+    spark, shop: Workspace
+) -> None:
+    """Spark's acceptance is kept per literal-free shape: a dashboard's next date or filter
+    value is not analyzed again; a text of another shape still is, and what Spark rejects
+    is still rejected."""
+    shaped = (
+        f"select p.category, sum(s.units) as units {JOIN} where t.the_year = {{}} "
+        "group by p.category"
+    )
+    acceptance = shop.serving.acceptance
+    first = shop.query(shaped.format(2020))
+    analyses, hits = acceptance.analyses, acceptance.shape_hits
+    for year in (2021, 2022, 1999):
+        sql = shaped.format(year)
+        answer = shop.query(sql)
+        assert Counter(answer.rows) == answer_of(spark, sql)
+    assert (acceptance.analyses, acceptance.shape_hits) == (analyses, hits + 3)
+    assert first.rewrite.rewritten
+    other_shape = shaped.format("2020 + 1")
+    assert Counter(shop.query(other_shape).rows) == answer_of(spark, other_shape)
+    assert acceptance.analyses == analyses + 1
+    # Calcite-style quoted names: sqlglot reads them as a table, Spark does not parse them
+    rejected = shaped.replace(f"{SCHEMA}.sales s", f'"{SCHEMA}"."sales" s').format(2021)
+    assert rejected != shaped.format(2021)
+    with pytest.raises(SqlError):
+        shop.query(rejected)
