@@ -159,7 +159,7 @@ def test_an_answered_near_miss_is_reported(synthetic, monkeypatch) -> None:
         if difftest.rewrite(q, synthetic.context, explain=False).rewritten
     )
     (miss,) = [m for m in difftest.near_misses(sql) if m.quirk == "double_quoted_tables"]
-    monkeypatch.setattr(synthetic.workspace.acceptance, "check", lambda _sql, _analyze: None)
+    monkeypatch.setattr(synthetic.workspace.acceptance, "check", lambda *_args: None)
     report = difftest.check_rejected(synthetic, 7, miss)
     assert report.rewritten == 1 and report.errors == 2, report.summary()
     assert "answered" in report.findings[0].detail
