@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from mvlattice.plan.coverage import Coverage
     from mvlattice.plan.planner import LatticePlan, WorkloadInput
     from mvlattice.plan.workload import Workload
-    from mvlattice.serving.request import Runner
+    from mvlattice.serving.request import Request, Runner
     from mvlattice.statistics.profile import Profile
 
 
@@ -379,12 +379,17 @@ class Workspace:
         parsed (`sql.parse.parse_query`), so that a request parses once. To be rewritten, a
         query must be one Spark accepts as written (`accept`, as `rewrite` takes it): else
         SqlError, as Spark fails it unrewritten. The steps: `mvlattice.serving.pipeline`."""
-        from mvlattice.serving.pipeline import serve
         from mvlattice.serving.request import Request
 
         request = Request(sql=sql, rewrite=rewrite, limit=limit, use_index=use_index, tree=tree,
                           engine=engine, runner=runner, describe=describe, accept=accept,
                           timeout=timeout, cancel=cancel)  # fmt: skip
+        return self.serve(request)
+
+    def serve(self, request: Request) -> QueryResult:
+        """`query` for a request an edge built already (`mvlattice.serving.request`)."""
+        from mvlattice.serving.pipeline import serve
+
         return serve(self, request)
 
     def kept_answer(

@@ -94,11 +94,9 @@ class WorkspaceBackend:
         cancel: threading.Event | None = None,
     ) -> Answer:
         name, ws = self._query_model(sql, rewrite, model)
-        r = self._request(name, ws, sql, rewrite, limit, cancel)
-        result = ws.query(r.sql, rewrite=r.rewrite, limit=r.limit, runner=r.runner,
-                          engine=r.engine, describe=r.describe, timeout=r.timeout,
-                          cancel=r.cancel, accept=r.accept)  # fmt: skip
-        return answer_of(name, result, limit)
+        return answer_of(
+            name, ws.serve(self._request(name, ws, sql, rewrite, limit, cancel)), limit
+        )
 
     def _request(
         self,

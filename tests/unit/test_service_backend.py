@@ -14,6 +14,7 @@ from mvlattice.http.jobs import Scope
 from mvlattice.http.workspaces import WorkspaceBackend
 from mvlattice.lattice.lattice import Lattice, LatticeColumn, Measure, Node, TileSpec
 from mvlattice.mvrewrite.rewriter import Engine, Explanation, QueryResult, RewriteResult
+from mvlattice.serving.request import Request
 
 
 def lattice(name: str) -> Lattice:
@@ -48,19 +49,9 @@ class StubWorkspace:
                                  note if explain else ())  # fmt: skip
         return RewriteResult(False, sql, ())
 
-    def query(
-        self,
-        sql: str,
-        rewrite: bool = True,
-        limit: int | None = None,
-        runner: Any = None,
-        *,
-        engine: str = "auto",
-        describe: Any = None,
-        timeout: float | None = None,
-        cancel: Any = None,
-        accept: Any = None,
-    ) -> QueryResult:
+    def serve(self, request: Request) -> QueryResult:
+        sql, rewrite, limit, engine = request.sql, request.rewrite, request.limit, request.engine
+        describe, accept = request.describe, request.accept
         self.queries.append((sql, rewrite, limit))
         self.engines.append(engine)
         assert callable(describe)  # the sandbox's check, for the tile engine
