@@ -91,13 +91,24 @@ def collect_bounded(
 
 def _rows_within(frame: DataFrame, max_bytes: int) -> list[Any]:
     """Rows until their JSON surely holds more than `max_bytes` (that row included, so the
-    caller's own cut at `max_bytes` sees the limit crossed and says `truncated`)."""
+    caller's own cut at `max_bytes` sees the limit crossed and says `truncated`).
+
+    One job, as `collect()` runs it (bounded in the JVM by the row limit and
+    spark.driver.maxResultSize), read from its socket a row at a time and dropped once enough
+    is read. Not `toLocalIterator()`: it runs a job per partition outside the query's SQL
+    execution, and a 30-minute `serve` soak saw the driver heap fill with those jobs' metrics
+    (issue 31)."""
+    from pyspark.serializers import BatchedSerializer, CPickleSerializer
+    from pyspark.util import _load_from_socket  # what DataFrame.collect() reads with
+
     rows, size = [], 0
-    for row in frame.toLocalIterator(prefetchPartitions=False):
-        rows.append(row)
-        size += _json_bytes_at_least(row)
-        if size > max_bytes:
-            break
+    sock_info = frame._jdf.collectToPython()
+    with _load_from_socket(sock_info, BatchedSerializer(CPickleSerializer())) as stream:
+        for row in stream:
+            rows.append(row)
+            size += _json_bytes_at_least(row)
+            if size > max_bytes:
+                break
     return rows
 
 
