@@ -17,6 +17,9 @@ from collections.abc import Callable
 EXIT_SPARK_LOST = 70  # EX_SOFTWARE: the supervisor restarts the service
 PROBE_SECONDS = 1.0
 UNRESPONSIVE_AFTER = 15.0  # a probe that has not come back by then: the JVM hangs
+# One failed probe is not a dead JVM: a busy gateway can fail a call now and then (a CI run
+# once saw a live service answer 503 to its first query). Down means failing this long.
+DOWN_AFTER = 2.0
 
 
 class SparkWatch:
@@ -34,6 +37,7 @@ class SparkWatch:
                                         daemon=True)  # fmt: skip
 
     def start(self) -> SparkWatch:
+        self._answered = time.monotonic()  # Spark's start-up is not a hanging probe
         self._thread.start()
         return self
 
@@ -42,7 +46,8 @@ class SparkWatch:
 
     def state(self) -> str:
         """ok | down | unresponsive."""
-        if self._down_since is not None:
+        down_since = self._down_since
+        if down_since is not None and time.monotonic() - down_since >= DOWN_AFTER:
             return "down"
         if time.monotonic() - self._answered > UNRESPONSIVE_AFTER:
             return "unresponsive"

@@ -42,7 +42,8 @@ def test_a_dead_jvm_is_reported_and_the_service_exits_for_its_supervisor(
     server = start(model, tmp_path / "warehouse", tmp_path / "server.log",
                    extra=("--no-scheduler",))  # fmt: skip
     try:
-        assert server.call("POST", "/v1/query", {"sql": SPARK_QUERY})[0] == 200
+        status, doc = server.call("POST", "/v1/query", {"sql": SPARK_QUERY})
+        assert status == 200, (doc, server.output())
         jvms = java_children(server.process.pid)
         assert len(jvms) == 1, jvms
         os.kill(jvms[0], signal.SIGKILL)

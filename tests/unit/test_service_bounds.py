@@ -9,6 +9,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -253,6 +254,25 @@ def test_the_spark_watch_reports_a_dead_jvm_and_gives_up_after_a_while() -> None
         alive["now"] = False
         wait_until(lambda: watch.state() == "down", 5, "the watch to see the JVM down")
         assert lost.wait(5)  # after give_up_after seconds down: the service exits
+    finally:
+        spark_watch.PROBE_SECONDS = original
+        watch.stop()
+
+
+def test_one_failed_probe_is_not_a_dead_jvm() -> None:
+    from mvlattice.http import spark_watch
+
+    answers = iter([False] + [True] * 1000)  # one failed call, then a JVM that answers
+    lost = threading.Event()
+    watch = spark_watch.SparkWatch(lambda: next(answers), lambda _why: lost.set(), 0.5)
+    original, spark_watch.PROBE_SECONDS = spark_watch.PROBE_SECONDS, 0.05
+    try:
+        watch.start()
+        seen = set()
+        for _ in range(40):
+            seen.add(watch.state())
+            time.sleep(0.02)
+        assert seen == {"ok"} and not lost.is_set()
     finally:
         spark_watch.PROBE_SECONDS = original
         watch.stop()
