@@ -69,6 +69,16 @@ def dumps(document: Any) -> str:
     return json.dumps(jsonable(document), ensure_ascii=False, allow_nan=False)
 
 
+# The version of every `--json` document's shape, as dbt versions its artifacts: it goes up
+# when a key is removed, renamed or changes meaning (new keys alone do not change it).
+JSON_SCHEMA_VERSION = 1
+
+
+def json_document(document: Mapping[str, Any]) -> str:
+    """A command's `--json` output: its document, marked with the shape's version."""
+    return dumps({"schema_version": JSON_SCHEMA_VERSION, **document})
+
+
 def day_time_interval(value: dt.timedelta) -> str:
     """Spark's text for a day-time interval, as `CAST(… AS INTERVAL DAY TO SECOND)` prints it:
     INTERVAL '-1 02:03:04.5' DAY TO SECOND. (The collected timedelta no longer says which

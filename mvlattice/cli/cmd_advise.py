@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from mvlattice.cli import params
-from mvlattice.output import dumps
+from mvlattice.output import json_document
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def advise(args: argparse.Namespace) -> int:
     since = parse_since(args.since)  # a bad --since fails before Spark starts
     advice = run(params.workspace(args), since)
     if args.json:
-        print(dumps(advice.to_json()))
+        print(json_document(advice.to_json()))
     else:
         print("\n".join(advice.lines()))
     return 0

@@ -10,7 +10,7 @@ from mvlattice.cli import params
 from mvlattice.cli.cmd_plan import _rows, budget_options, limits
 from mvlattice.errors import UsageError
 from mvlattice.model.durations import parse_duration
-from mvlattice.output import dumps, table
+from mvlattice.output import json_document, table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -96,7 +96,7 @@ def refresh(args: argparse.Namespace) -> int:
     if args.dry_run:
         result = ws.refresh(args.lattice, args.tile, full=args.full, dry_run=True)
         if args.json:
-            print(dumps(result.to_json()))
+            print(json_document(result.to_json()))
         else:
             print(_plan_table(result))
         return 0
@@ -137,7 +137,7 @@ def _report(args: argparse.Namespace, result, coverage=None) -> int:  # a BatchR
         document = result.to_json()
         if coverage is not None:
             document["coverage"] = coverage_document(coverage)
-        print(dumps(document))
+        print(json_document(document))
     else:
         for r in result.results:
             if r.kind == "plan":
@@ -188,7 +188,7 @@ def tiles(args: argparse.Namespace) -> int:
     entries = ws.tiles(args.lattice)
     feeds = ws.change_feeds()
     if args.json:
-        print(dumps({"tiles": [e.to_json() for e in entries], "change_data_feed": feeds}))
+        print(json_document({"tiles": [e.to_json() for e in entries], "change_data_feed": feeds}))
         return 0
     columns = ["name", "status", "rows", "bytes", "path", "last refresh", "hits", "note"]
     rows = [
@@ -252,7 +252,7 @@ def _list_schedule(args: argparse.Namespace, targets) -> int:
     ]
     if args.json:
         keys = ("kind", "name", "cron", "next_run")
-        print(dumps({"schedule": [dict(zip(keys, r, strict=True)) for r in rows]}))
+        print(json_document({"schedule": [dict(zip(keys, r, strict=True)) for r in rows]}))
     else:
         print(table(["kind", "name", "cron", "next run"], rows))
     return 0
@@ -271,7 +271,8 @@ def gc(args: argparse.Namespace) -> int:
     if args.json:
         keys = ("name", "reason", "location", "error")
         items = [{k: getattr(g, k) for k in keys} for g in removed]
-        print(dumps({"dry_run": args.dry_run, "ok": not failed, verb.replace(" ", "_"): items}))
+        document = {"dry_run": args.dry_run, "ok": not failed, verb.replace(" ", "_"): items}
+        print(json_document(document))
     else:
         for g in removed:
             print(f"{'FAILED to remove' if g.error else verb} {g.name}: {g.reason}")

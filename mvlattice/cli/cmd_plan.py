@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from mvlattice.cli import params
-from mvlattice.output import dumps
+from mvlattice.output import json_document
 from mvlattice.plan.render import plan_document, plan_dot, plan_text
 
 
@@ -60,7 +60,7 @@ def plan(args: argparse.Namespace) -> int:
         limits=limits(args),
     )
     if args.json or args.format == "json":
-        print(dumps(plan_document(result)))
+        print(json_document(plan_document(result)))
     elif args.format == "dot":
         print(plan_dot(result))
     else:

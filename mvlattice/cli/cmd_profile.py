@@ -7,7 +7,7 @@ import sys
 import time
 
 from mvlattice.cli import params
-from mvlattice.output import dumps, table
+from mvlattice.output import json_document, table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,7 +44,7 @@ def profile(args: argparse.Namespace) -> int:
 
     result = ws.profile(args.lattice, args.max_size, args.provider, progress=progress)
     if args.json:
-        print(dumps(result.to_json()))
+        print(json_document(result.to_json()))
         return 0
     doc = result.to_json()
     print(f"lattice {doc['lattice']}: {doc['rows']} rows; {doc['method']}")

@@ -7,7 +7,7 @@ import time
 
 from mvlattice.cli import params
 from mvlattice.mvrewrite.rewriter import Engine, QueryResult
-from mvlattice.output import dumps, table
+from mvlattice.output import json_document, table
 from mvlattice.sql.parse import parse_query
 from mvlattice.workspace import Workspace
 
@@ -53,7 +53,7 @@ def rewrite(args: argparse.Namespace) -> int:
         args.query, explain=args.explain or args.json, use_index=not args.no_index, tree=tree
     )
     if args.json:
-        print(dumps(result.to_dict()))
+        print(json_document(result.to_dict()))
         return 0
     if not result.rewritten:
         print("-- not rewritten")
@@ -80,7 +80,7 @@ def query(args: argparse.Namespace) -> int:
     if not args.no_log:
         _log(ws, args, started, result)
     if args.json:
-        print(dumps(result.to_dict()))
+        print(json_document(result.to_dict()))
         return 0
     print(table(list(result.columns), list(result.rows)))
     used = ", ".join(result.rewrite.materializations) or "base tables"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mvlattice.cli import params
 from mvlattice.errors import UsageError
-from mvlattice.output import dumps, table
+from mvlattice.output import json_document, table
 from mvlattice.querylog.retention import DEFAULT_RETENTION, FOREVER, retention_argument
 from mvlattice.spark import DEFAULT_MASTER
 from mvlattice.workspace import Workspace
@@ -175,7 +175,7 @@ def log(args: argparse.Namespace) -> int:
     if args.limit is not None:
         records = records[len(records) - args.limit :] if args.limit else ()
     if args.json:
-        print(dumps({"entries": [r.to_json() for r in records]}))
+        print(json_document({"entries": [r.to_json() for r in records]}))
         return 0
     columns = [
         "time",

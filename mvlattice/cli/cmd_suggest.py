@@ -81,10 +81,10 @@ def suggest_command(args: argparse.Namespace) -> int:
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     if args.json:
-        from mvlattice.output import dumps
+        from mvlattice.output import json_document
         from mvlattice.suggest.report import as_json
 
-        print(dumps(as_json(result, args.output, None if args.output else text)))
+        print(json_document(as_json(result, args.output, None if args.output else text)))
     elif args.output:
         from mvlattice.suggest.emit import header
 

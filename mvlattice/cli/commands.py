@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from mvlattice.cli import params
-from mvlattice.output import dumps, table
+from mvlattice.output import dumps, json_document, table
 from mvlattice.workspace import Workspace
 
 MONTH_QUERY = (
@@ -150,7 +150,7 @@ def sql(args: argparse.Namespace) -> int:
     ws = params.workspace(args)
     columns, rows = ws.collect(ws.sql(args.query), args.limit)
     if args.json:
-        print(dumps({"columns": columns, "rows": rows}))
+        print(json_document({"columns": columns, "rows": rows}))
     else:
         print(table(columns, rows))
     return 0

@@ -182,6 +182,15 @@ class Runtime:
         return clean
 
 
+def status_url(host: str, port: int, https: bool) -> str:
+    """Where a browser on this machine finds the status pages (a wildcard binding is reached
+    on the loopback address)."""
+    shown = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "": "127.0.0.1"}.get(host, host)
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"  # an IPv6 address in a URL
+    return f"{'https' if https else 'http'}://{shown}:{port}/ui/"
+
+
 def _exit_spark_lost(runtime: Runtime, say: Say, why: str) -> None:
     """Spark cannot start again in this process: write what the query log holds and exit
     for the supervisor to restart the service."""
@@ -311,6 +320,7 @@ def serve(
     # they are never traversed again.
     gc.collect()
     gc.freeze()
+    say(f"status pages at {status_url(host, port, tls is not None)} (the HTTP API under /v1)")
     try:
         server.run()
     finally:

@@ -75,6 +75,7 @@ def test_materialize_tiles_append_refresh(fm_model: Path, foodmart: Path, spark,
     assert {r["built_from"] for r in built} <= {"star"} | {r["target"] for r in built}
 
     code, out, _ = cli(capsys, "tiles", str(fm_model), "--json", *wh)
+    assert json.loads(out)["schema_version"] == 1
     tiles = json.loads(out)["tiles"]
     assert {t["status"] for t in tiles} == {"fresh"} and {t["origin"] for t in tiles} == {"planned"}
     assert {t["name"] for t in tiles} == {r["target"] for r in built}

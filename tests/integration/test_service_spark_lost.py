@@ -42,6 +42,7 @@ def test_a_dead_jvm_is_reported_and_the_service_exits_for_its_supervisor(
     server = start(model, tmp_path / "warehouse", tmp_path / "server.log",
                    extra=("--no-scheduler",))  # fmt: skip
     try:
+        assert f"status pages at {server.url}/ui/" in server.output()  # where to look
         status, doc = server.call("POST", "/v1/query", {"sql": SPARK_QUERY})
         assert status == 200, (doc, server.output())
         jvms = java_children(server.process.pid)

@@ -32,3 +32,19 @@ def test_version_prints_one_line_with_what_it_runs_on() -> None:
 )
 def test_plural_agrees_with_its_count(count: int, words: tuple[str, ...], said: str) -> None:
     assert plural(count, *words) == said
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "https", "url"),
+    [
+        ("127.0.0.1", 8765, False, "http://127.0.0.1:8765/ui/"),
+        ("0.0.0.0", 80, False, "http://127.0.0.1:80/ui/"),
+        ("::", 8443, True, "https://[::1]:8443/ui/"),
+        ("fe80::1", 9000, False, "http://[fe80::1]:9000/ui/"),
+        ("mvl.example.org", 443, True, "https://mvl.example.org:443/ui/"),
+    ],
+)
+def test_serve_names_the_status_pages_a_browser_can_open(host, port, https, url) -> None:
+    from mvlattice.http.server import status_url
+
+    assert status_url(host, port, https) == url

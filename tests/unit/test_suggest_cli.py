@@ -51,6 +51,7 @@ def test_suggest_prints_the_model_without_output_and_json_with(
     assert 'version: "1.0"' in capsys.readouterr().out
     assert main(["suggest", "--log", str(log), "--dialect", "ansi", "--json", "--no-merge"]) == 0
     document = json.loads(capsys.readouterr().out)
+    assert document["schema_version"] == 1  # --json shapes are versioned (issue 36)
     assert document["summary"]["queries_read"] == 3
     assert document["summary"]["skipped"][0]["reason"] == "does not parse"
     (lattice,) = document["lattices"]
