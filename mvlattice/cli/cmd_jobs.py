@@ -228,28 +228,38 @@ def schedule(args: argparse.Namespace) -> int:
         ws.spark,
         ws.model,
         ws.warehouse,
-        say=lambda line: print(line, flush=True),
+        say=_stamped,
         grace_seconds=args.grace,
         retries=args.retries,
         backoff_seconds=args.backoff,
     )
     for target in targets:
-        print(f"scheduled: refresh {target.kind} {target.name} at '{target.cron}'", flush=True)
-    print("running; Ctrl-C stops", flush=True)
+        _stamped(
+            f"scheduled: refresh {target.kind} {target.name} at '{target.cron}' "
+            f"(next run {_next_run(target.cron)})"
+        )
+    _stamped("running; Ctrl-C stops")
     scheduler.run_forever()
     return 0
 
 
-def _list_schedule(args: argparse.Namespace, targets) -> int:
+def _stamped(line: str) -> None:
+    """A running scheduler's line, with the local time it was said at (a log read later)."""
+    import datetime as dt
+
+    print(f"{dt.datetime.now().astimezone():%Y-%m-%d %H:%M:%S%z} {line}", flush=True)
+
+
+def _next_run(cron: str) -> str:
     import datetime as dt
 
     from mvlattice.jobs.scheduler import trigger_for
 
-    now = dt.datetime.now().astimezone()
-    rows = [
-        (t.kind, t.name, t.cron, str(trigger_for(t.cron).get_next_fire_time(None, now)))
-        for t in targets
-    ]
+    return str(trigger_for(cron).get_next_fire_time(None, dt.datetime.now().astimezone()))
+
+
+def _list_schedule(args: argparse.Namespace, targets) -> int:
+    rows = [(t.kind, t.name, t.cron, _next_run(t.cron)) for t in targets]
     if args.json:
         keys = ("kind", "name", "cron", "next_run")
         print(json_document({"schedule": [dict(zip(keys, r, strict=True)) for r in rows]}))

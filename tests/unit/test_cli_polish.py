@@ -48,3 +48,18 @@ def test_serve_names_the_status_pages_a_browser_can_open(host, port, https, url)
     from mvlattice.http.server import status_url
 
     assert status_url(host, port, https) == url
+
+
+def test_a_running_schedule_stamps_its_lines_and_names_the_next_run(capsys) -> None:
+    import datetime as dt
+    import re
+
+    from mvlattice.cli import cmd_jobs
+
+    cmd_jobs._stamped("refreshed tile t")
+    line = capsys.readouterr().out
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d{4} refreshed tile t\n", line), line
+    upcoming = dt.datetime.fromisoformat(cmd_jobs._next_run("17 3 * * *"))
+    now = dt.datetime.now().astimezone()
+    assert (upcoming.hour, upcoming.minute) == (3, 17)
+    assert now < upcoming <= now + dt.timedelta(days=1)
