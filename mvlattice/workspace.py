@@ -472,6 +472,11 @@ def open(
     return Workspace(model, warehouse, master, conf)
 
 
+def warehouse_of(model: str | os.PathLike[str], warehouse: str | None = None) -> str:
+    """The warehouse a Workspace of `model` would use, found without loading the model."""
+    return resolve_warehouse(warehouse or _peek_settings(Path(model)).get("warehouse"))
+
+
 def _peek_settings(path: Path) -> dict[str, Any]:
     """The model's spark/warehouse settings, read before validation (which may need Spark)."""
     try:

@@ -26,7 +26,7 @@ def advise(args: argparse.Namespace) -> int:
     from mvlattice.querylog.log import parse_since
 
     since = parse_since(args.since)  # a bad --since fails before Spark starts
-    advice = run(params.workspace(args), since)
+    advice = run(params.workspace(args, built=True), since)
     if args.json:
         print(json_document(advice.to_json()))
     else:

@@ -92,7 +92,7 @@ def materialize(args: argparse.Namespace) -> int:
 
 
 def refresh(args: argparse.Namespace) -> int:
-    ws = params.workspace(args)
+    ws = params.workspace(args, built=True)
     if args.dry_run:
         result = ws.refresh(args.lattice, args.tile, full=args.full, dry_run=True)
         if args.json:
@@ -184,7 +184,7 @@ def _progress_bar():  # a jobs.batch.Progress
 def tiles(args: argparse.Namespace) -> int:
     from mvlattice.cli.commands import feed_lines
 
-    ws = params.workspace(args)
+    ws = params.workspace(args, built=True)
     entries = ws.tiles(args.lattice)
     feeds = ws.change_feeds()
     if args.json:
@@ -272,7 +272,7 @@ def _list_schedule(args: argparse.Namespace, targets) -> int:
 def gc(args: argparse.Namespace) -> int:
     from mvlattice.jobs.api import collect_garbage
 
-    ws = params.workspace(args)
+    ws = params.workspace(args, built=True)
     removed = collect_garbage(
         ws.spark, ws.model, ws.warehouse, unused_seconds=args.unused_for, dry_run=args.dry_run
     )

@@ -10,7 +10,9 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from mvlattice.workspace import Workspace
+from mvlattice.errors import UsageError
+from mvlattice.settings import is_uri
+from mvlattice.workspace import Workspace, warehouse_of
 
 MODEL_HELP = "model file (YAML or JSON)"
 
@@ -72,15 +74,32 @@ def workspace(
     *,
     warehouse: str | None = None,
     defaults: Mapping[str, str] | None = None,
+    built: bool = False,
 ) -> Workspace:
     """The workspace of `model` (default: the `model` argument) with the command's Spark options;
-    `warehouse` overrides --warehouse, `defaults` are Spark settings --conf may override."""
-    return Workspace(
-        args.model if model is None else model,
-        warehouse=args.warehouse if warehouse is None else warehouse,
-        master=args.master,
-        conf={**(defaults or {}), **dict(args.conf)},
+    `warehouse` overrides --warehouse, `defaults` are Spark settings --conf may override.
+    `built`: the command reads what was built, so a warehouse that does not exist is a mistake.
+    Names and paths are checked here, before Spark's start-up: a typo costs a second, not a
+    minute."""
+    model = args.model if model is None else model
+    warehouse = args.warehouse if warehouse is None else warehouse
+    if built:
+        _check_built(warehouse_of(model, warehouse))
+    ws = Workspace(
+        model, warehouse=warehouse, master=args.master, conf={**(defaults or {}), **dict(args.conf)}
     )
+    lattice = getattr(args, "lattice", None)
+    if isinstance(lattice, str):
+        ws.model.lattice(lattice)  # a misspelt name: its one line, with the closest name
+    return ws
+
+
+def _check_built(warehouse: str) -> None:
+    if not is_uri(warehouse) and not Path(warehouse).is_dir():
+        raise UsageError(
+            f"warehouse {warehouse} does not exist: nothing was built there (check "
+            "--warehouse or $MVLATTICE_WAREHOUSE; `mvlattice materialize` builds one)"
+        )
 
 
 def conf_pair(text: str) -> tuple[str, str]:

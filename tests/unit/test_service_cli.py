@@ -75,3 +75,34 @@ def test_serve_engine_reaches_the_settings_and_the_backend(
     # Spark starts later (Runtime.start): the backend is made with the engine, nothing runs
     runtime = server.Runtime({"foodmart": object()}, print, engine=served["settings"].engine)  # type: ignore[dict-item]
     assert runtime.backend.engine == engine
+
+
+@pytest.mark.parametrize("command", ["tiles", "refresh", "gc", "advise"])
+def test_a_warehouse_that_does_not_exist_is_one_line_before_spark(
+    command: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    wrong = tmp_path / "wherehouse"
+    code, err = run(capsys, command, str(FOODMART_MODEL), "--warehouse", str(wrong))
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"mvlattice: error: warehouse {wrong} does not exist: nothing was built there (check "
+        "--warehouse or $MVLATTICE_WAREHOUSE; `mvlattice materialize` builds one)"
+    ]
+    assert not wrong.exists()  # no Spark started there (it would leave _logs/spark.log)
+
+
+@pytest.mark.parametrize("command", ["plan", "materialize", "tiles", "profile"])
+def test_a_misspelt_lattice_is_one_line_before_spark(
+    command: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from tests.unit.test_model_loader import LATTICE, SCHEMA, write
+
+    model = write(tmp_path, SCHEMA + LATTICE)  # columns declared: it loads with no data
+    warehouse = tmp_path / "warehouse"
+    warehouse.mkdir()
+    code, err = run(capsys, command, str(model), "--lattice", "sale",
+                    "--warehouse", str(warehouse))  # fmt: skip
+    assert code != 0
+    (line,) = err.strip().splitlines()
+    assert "no lattice 'sale'" in line and "did you mean 'sales'?" in line, line
+    assert list(warehouse.iterdir()) == []  # Spark never started
