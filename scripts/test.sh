@@ -7,5 +7,7 @@ bash scripts/bootstrap.sh
 # first: they take seconds.
 .venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
 .venv/bin/ruff check mvlattice tests bench
+.venv/bin/ruff format --check mvlattice tests bench
 .venv/bin/mypy mvlattice
-exec .venv/bin/python -m pytest -q "$@"
+# The 15 slowest tests are printed after the run: where the suite's time goes.
+exec .venv/bin/python -m pytest -q --durations=15 "$@"

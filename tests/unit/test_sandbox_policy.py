@@ -154,8 +154,12 @@ ANALYSIS = "org.apache.spark.sql.catalyst.analysis."
 
 
 def test_memory_unbounded_aggregates_are_refused_by_name() -> None:
-    builtins = {**BUILTINS, "collect_list": E + "aggregate.CollectList",
-                "array_agg": E + "aggregate.CollectList", "mode": E + "aggregate.Mode"}
+    builtins = {
+        **BUILTINS,
+        "collect_list": E + "aggregate.CollectList",
+        "array_agg": E + "aggregate.CollectList",
+        "mode": E + "aggregate.Mode",
+    }
     policy = make_policy(["shop.sales"], [], builtins)
     for cls in ("CollectList", "Mode", "CollectSet", "Percentile"):
         flat = project([node(E + "aggregate." + cls, 1), literal(1)],
