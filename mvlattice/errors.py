@@ -6,6 +6,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 
+def first_line(exc: BaseException) -> str:
+    """An error's first line, for a one-line message. A raw py4j error's own first line names
+    only the call; the JVM exception's names the cause. delta-rs appends a native backtrace."""
+    java = getattr(exc, "java_exception", None)
+    text = (str(java) if java is not None else str(exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 class Outcome(StrEnum):
     """How a request ended: `ok`, or the code of the error it answered with. The values are the
     JSON contract: HTTP error bodies (`{"error": {"code": …}}`) and the query log's `outcome`."""

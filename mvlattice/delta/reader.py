@@ -25,7 +25,7 @@ from urllib.parse import unquote
 
 from mvlattice.delta import log as deltalog
 from mvlattice.delta import newest, storage
-from mvlattice.errors import TableUnreadable
+from mvlattice.errors import TableUnreadable, first_line
 from mvlattice.sql.quote import path_identifier
 
 if TYPE_CHECKING:
@@ -175,14 +175,6 @@ def rows(location: str, version: int) -> pa.Table:
 
 def _at(location: str) -> str:
     return f"the Delta table at {location}"
-
-
-def first_line(exc: BaseException) -> str:
-    """An error's first line (delta-rs appends a native backtrace; py4j's own first line names
-    only the call, the JVM exception's names the cause)."""
-    java = getattr(exc, "java_exception", None)
-    text = (str(java) if java is not None else str(exc)).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _remote(spark: SparkSession | None, location: str) -> TableSnapshot | None:

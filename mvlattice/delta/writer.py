@@ -15,8 +15,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import storage
-from mvlattice.delta.reader import first_line
-from mvlattice.errors import MvlatticeError
+from mvlattice.errors import MvlatticeError, first_line
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from mvlattice.errors import SqlError
+from mvlattice.errors import SqlError, first_line
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -103,8 +103,3 @@ def spark_sql_errors() -> Iterator[None]:
         raise SqlError(f"SQL does not parse: {first_line(exc)}") from None
     except AnalysisException as exc:
         raise SqlError(f"SQL is not valid for this model: {first_line(exc)}") from None
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

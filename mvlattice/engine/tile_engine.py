@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mvlattice.delta import storage
-from mvlattice.delta.reader import first_line
 from mvlattice.engine.answer_cache import AnswerCache
 from mvlattice.engine.results import LocalAnswer, spark_rows
 from mvlattice.engine.tile_cache import TileCache
 from mvlattice.engine.watchdog import Watchdog
-from mvlattice.errors import QueryTimeoutError
+from mvlattice.errors import QueryTimeoutError, first_line
 from mvlattice.sql.refusal import Refusal
 from mvlattice.sql.transpile import Source, Transpiled, arrow_types, to_duckdb
 

@@ -21,7 +21,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from mvlattice.errors import SqlError, UsageError
+from mvlattice.errors import SqlError, UsageError, first_line
 from mvlattice.http.errors import body_bytes, http_status
 from mvlattice.sql.parse import parse_statements
 
@@ -203,20 +203,15 @@ def _check(sql: str) -> exp.Query:
     try:
         trees = parse_statements(sql)
     except SqlglotError as exc:
-        raise SqlError(f"SQL does not parse: {_first_line(exc)}") from None
+        raise SqlError(f"SQL does not parse: {first_line(exc)}") from None
     except (RecursionError, AttributeError, TypeError, ValueError, IndexError, KeyError) as exc:
-        raise SqlError(f"SQL does not parse: {_first_line(exc)}") from None
+        raise SqlError(f"SQL does not parse: {first_line(exc)}") from None
     if len(trees) != 1:
         raise SqlError(f"expected one SQL statement, got {len(trees)}")
     tree = trees[0]
     if not isinstance(tree, exp.Query):
         raise SqlError(f"only queries (SELECT or WITH) are accepted, not {tree.key.upper()}")
     return tree
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 # -- middlewares -------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import storage
+from mvlattice.errors import first_line
 from mvlattice.jobs import trash
 from mvlattice.jobs.batch import BatchResult, BuildResult, Progress, run_batch
 from mvlattice.jobs.catalog import CatalogEntry, built_targets, catalog, model_targets
@@ -74,7 +75,7 @@ def materialize(
                     BuildStatus.FAILED,
                     RefreshPath.NONE,
                     reason,
-                    error=_first_line(exc),
+                    error=first_line(exc),
                 )
             )
     batch = run_batch(ctx, unique(targets), full=full, progress=progress)
@@ -177,14 +178,14 @@ def _remove_leased(ctx: JobContext, item: Garbage) -> Garbage:
     try:
         moved = trash.move_aside(ctx.spark, ctx.warehouse, item.location)
     except Exception as exc:  # noqa: BLE001 - reported; the tile stays whole where it was
-        return replace(item, error=f"not moved aside, so left in place: {_first_line(exc)}")
+        return replace(item, error=f"not moved aside, so left in place: {first_line(exc)}")
     problems = []
     unregister = lambda: trash.unregister(ctx.spark, item.name)  # noqa: E731
     for forget in (unregister, lambda: ctx.store.forget(item.name)):
         try:
             forget()
         except Exception as exc:  # noqa: BLE001 - reported; its files are gone from its location
-            problems.append(f"not forgotten: {_first_line(exc)}")
+            problems.append(f"not forgotten: {first_line(exc)}")
     if moved is not None:
         problems.extend(filter(None, [_delete(ctx, replace(item, location=moved)).error]))
     return replace(item, error="; ".join(problems) or None)
@@ -194,7 +195,7 @@ def _delete(ctx: JobContext, item: Garbage) -> Garbage:
     try:
         storage.remove_tree(ctx.spark, item.location)
     except Exception as exc:  # noqa: BLE001 - reported; the next gc tries again
-        error = f"{item.location} not deleted (the next gc tries again): {_first_line(exc)}"
+        error = f"{item.location} not deleted (the next gc tries again): {first_line(exc)}"
         return replace(item, error=error)
     return item
 
@@ -227,11 +228,6 @@ def _built_tile(ctx: JobContext, target: Target) -> BuiltTile:
         record.built_at if record else 0.0,
         usage.last_used if usage else None,
     )
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def scheduled_runner(

@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from mvlattice.delta import reader, storage
-from mvlattice.delta.reader import first_line
 from mvlattice.delta.writer import overwrite
+from mvlattice.errors import first_line
 from mvlattice.jobs.changerows import ChangeRows
 from mvlattice.jobs.record import TileRecord, commit_tag
 from mvlattice.jobs.retraction import retract_tile_sql

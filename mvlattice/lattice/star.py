@@ -14,6 +14,7 @@ import sqlglot
 from sqlglot import exp
 
 from mvlattice.document import Problems, suggest
+from mvlattice.errors import first_line
 from mvlattice.lattice.lattice import Edge, LatticeColumn, Node
 from mvlattice.sql.names import sql_name_problem
 from mvlattice.sql.quote import qualified
@@ -45,7 +46,7 @@ def build_star(
     try:
         tree = parse_lattice_sql(sql)
     except sqlglot.errors.SqlglotError as exc:
-        problems.add(path, f"lattice SQL does not parse: {_first_line(exc)}")
+        problems.add(path, f"lattice SQL does not parse: {first_line(exc)}")
         return None
     if not isinstance(tree, exp.Select) or tree.args.get("from_") is None:
         problems.add(path, "lattice SQL must be a single SELECT … FROM … JOIN … statement")
@@ -331,7 +332,3 @@ def _conjuncts(cond: exp.Expr) -> list[exp.Expr]:
     if isinstance(cond, exp.Paren):
         return _conjuncts(cond.this)
     return [cond]
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).splitlines()[0]

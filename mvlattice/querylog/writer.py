@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mvlattice.errors import first_line
 from mvlattice.querylog import log as querylog
 from mvlattice.querylog import retention as querylog_retention
 from mvlattice.querylog.log import Literals, LogRecord, Request, to_record
@@ -80,7 +81,7 @@ def append_isolating(append: Append, records: Sequence[LogRecord], *, budget: in
             try:
                 written += append(chunk)
             except Exception as exc:  # noqa: BLE001 - any refusal: isolate it
-                failed, error = failed + 1, f"{type(exc).__name__}: {_first_line(exc)}"
+                failed, error = failed + 1, f"{type(exc).__name__}: {first_line(exc)[:300]}"
                 refused.append(chunk)
         singles = [c for c in refused if len(c) == 1]
         unwritten.extend(r for c in singles for r in c)
@@ -177,7 +178,7 @@ class QueryLogWriter:
             try:
                 records.append(to_record(request, self.options.literals))
             except Exception as exc:  # noqa: BLE001 - one malformed request, not the batch
-                self._set_aside([request], f"{type(exc).__name__}: {_first_line(exc)}")
+                self._set_aside([request], f"{type(exc).__name__}: {first_line(exc)[:300]}")
         return records
 
     def _deliver(self, records: list[LogRecord], *, closing: bool) -> None:
@@ -236,7 +237,7 @@ class QueryLogWriter:
             if vacuum and (done.deleted or done.files_after != done.files_before):
                 self._next_vacuum = now + VACUUM_EVERY
         except Exception as exc:  # noqa: BLE001 - retention must never stop the log
-            log.warning("query log: pruning failed: %s", _first_line(exc))
+            log.warning("query log: pruning failed: %s", first_line(exc)[:300])
             return
         self.pruned += done.deleted
         if done.deleted or done.files_after != done.files_before:
@@ -246,8 +247,3 @@ class QueryLogWriter:
 def _halves(chunk: Sequence[LogRecord]) -> tuple[Sequence[LogRecord], Sequence[LogRecord]]:
     middle = len(chunk) // 2
     return chunk[:middle], chunk[middle:]
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from mvlattice.errors import JobError, QueryTimeoutError, ResponseTooLargeError
+from mvlattice.errors import JobError, QueryTimeoutError, ResponseTooLargeError, first_line
 from mvlattice.output import printable_intervals
 
 # The thread-local properties a bounded query sets, cleared after it.
@@ -81,7 +81,7 @@ def collect_bounded(
                 "the answer is larger than the service lets one query hold in memory "
                 f"({_RESULT_TOO_LARGE}); select fewer or smaller rows"
             ) from None
-        raise JobError(f"query failed: {_first_line(exc)}") from None
+        raise JobError(f"query failed: {first_line(exc)}") from None
     finally:
         finished.set()
         for key in _LOCAL_PROPERTIES:  # None clears a property (pyspark's stub says str)
@@ -123,8 +123,3 @@ def _json_bytes_at_least(value: Any) -> int:
     if isinstance(value, dict):
         return sum(_json_bytes_at_least(k) + _json_bytes_at_least(v) for k, v in value.items())
     return 2
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

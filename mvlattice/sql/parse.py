@@ -10,7 +10,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
-from mvlattice.errors import SqlError, UsageError
+from mvlattice.errors import SqlError, UsageError, first_line
 from mvlattice.sql.from_sql_expr import unsupported
 
 DIALECT = "spark"
@@ -40,10 +40,10 @@ def parse_query(sql: str) -> exp.Query:
     try:
         statements = [s for s in sqlglot.parse(sql, read=DIALECT) if s is not None]
     except SqlglotError as exc:
-        raise SqlError(f"SQL does not parse: {_first_line(exc)}") from None
+        raise SqlError(f"SQL does not parse: {first_line(exc)}") from None
     except (AttributeError, TypeError, ValueError, IndexError, KeyError, RecursionError) as exc:
         # sqlglot itself trips over some malformed text; to the user that is still bad SQL
-        raise SqlError(f"SQL does not parse: {_first_line(exc)}") from None
+        raise SqlError(f"SQL does not parse: {first_line(exc)}") from None
     if len(statements) != 1:
         raise UsageError(f"expected one SQL statement, got {len(statements)}")
     tree = statements[0]
@@ -72,12 +72,12 @@ def qualify_query(tree: exp.Query, schema: MappingSchema, default_db: str | None
             identify=True,
         )
     except SqlglotError as exc:
-        message = f"the query could not be resolved against the model: {_first_line(exc)}"
+        message = f"the query could not be resolved against the model: {first_line(exc)}"
         raise unsupported(message) from None
     except (AttributeError, TypeError, ValueError, IndexError, KeyError) as exc:
         # sqlglot's qualifier crashes on a few trees its parser accepts (`db...table`, found
         # by fuzzing): such a query is left as written, with the reason
-        message = f"the query could not be resolved against the model: {_first_line(exc)}"
+        message = f"the query could not be resolved against the model: {first_line(exc)}"
         raise unsupported(message) from None
     _check_tables(qualified, schema)
     return qualified
@@ -158,8 +158,3 @@ def spark_output_name(node: exp.Expr) -> str:
     if isinstance(copy, exp.Binary | exp.Not | exp.Neg | exp.In):
         text = f"({text})"
     return text
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
