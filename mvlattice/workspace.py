@@ -6,13 +6,14 @@ import atexit
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mvlattice.document import read_document
-from mvlattice.errors import JobError, MvlatticeError, SqlError
+from mvlattice.building import Building
+from mvlattice.errors import JobError, MvlatticeError, first_line
 from mvlattice.model.loader import Model, Table, load_model
+from mvlattice.model.peek import peek_settings
 from mvlattice.model.spark_tables import register_tables
 from mvlattice.serving.state import ServingState
 from mvlattice.settings import resolve_warehouse
@@ -25,26 +26,11 @@ if TYPE_CHECKING:
 
     from mvlattice.engine.acceptance import Acceptance, Analyze
     from mvlattice.engine.tile_engine import Describe, TileEngine
-    from mvlattice.jobs.batch import BatchResult, Progress
-    from mvlattice.jobs.catalog import CatalogEntry
-    from mvlattice.lattice.lattice import Lattice
-    from mvlattice.lattice.statistic_provider import StatisticProvider
-    from mvlattice.model.checks import Violation
-    from mvlattice.model.constraints import Constraint
     from mvlattice.mvrewrite.rewriter import QueryResult, RewriteResult
-    from mvlattice.plan.budget import Limits
-    from mvlattice.plan.coverage import Coverage
-    from mvlattice.plan.planner import LatticePlan, WorkloadInput
-    from mvlattice.plan.workload import Workload
     from mvlattice.serving.request import Request, Runner
-    from mvlattice.statistics.profile import Profile
 
 
-# Hears one line of what a long step does (the planner, the statistics provider).
-Say = Callable[[str], None]
-
-
-class Workspace:
+class Workspace(Building):
     """Everything mvlattice does for one model. Spark starts on first use, not before."""
 
     def __init__(
@@ -58,7 +44,7 @@ class Workspace:
         self._explicit_master = master
         self._explicit_conf = dict(conf or {})
         self._spark: SparkSession | None = None
-        peek = _peek_settings(self.model_path)
+        peek = peek_settings(self.model_path)
         self.warehouse = resolve_warehouse(warehouse or peek.get("warehouse"))
         self.master = resolve_master(master, peek.get("master"))
         self._model_conf = peek.get("conf", {})
@@ -120,7 +106,7 @@ class Workspace:
         except MvlatticeError:
             raise
         except Exception as exc:  # noqa: BLE001 - executor failures arrive as many types
-            raise JobError(f"query failed: {_first_line(exc)}") from None
+            raise JobError(f"query failed: {first_line(exc)}") from None
         return list(frame.columns), [tuple(r) for r in rows]
 
     def renamed_outputs(self) -> tuple[tuple[str, str, str], ...]:
@@ -130,199 +116,6 @@ class Workspace:
 
         context = context_for(self.model, tiles=())
         return tuple((v.name, s, n) for v in context.views for s, n in v.renamed.items())
-
-    def validate_data(self) -> tuple[tuple[Constraint, ...], tuple[Violation, ...]]:
-        from mvlattice.model.checks import check_data
-
-        return check_data(self.spark, self.model)
-
-    def plan(
-        self,
-        lattice: str | None = None,
-        max_tiles: int | None = None,
-        max_rows: float | None = None,
-        workload: WorkloadInput = None,
-        provider: str | None = None,
-        progress: Say | None = None,
-        max_size: int | None = None,
-        limits: Limits | None = None,
-    ) -> LatticePlan:
-        """Choose tiles for a lattice (HRU96); see mvlattice.plan.planner.plan_model.
-        `workload`: a file, a list of {dimensions, weight}, or a Workload; without one, the
-        queries of the warehouse's query log that read the lattice (as `materialize` weighs
-        its plan), else none; `provider`: exact or profiler (default: the lattice's
-        statisticProvider); `max_size`: the largest column sets the profile counts up front;
-        `progress(line)` hears what the provider does; `limits`: rows, bytes or a share of the
-        fact table the tiles may take (mvlattice.plan.budget)."""
-        from mvlattice.jobs.context import JobContext
-        from mvlattice.jobs.planning import PLAN_PROFILE_SIZE, budget_for
-        from mvlattice.plan.planner import plan_model
-        from mvlattice.statistics.factory import provider_for
-
-        size = PLAN_PROFILE_SIZE if max_size is None else max_size
-        chosen = self.model.choose_lattice(lattice).name  # bad names fail before Spark starts
-        if workload is None:
-            workload = self._logged_workload(progress, only=chosen).get(chosen)
-
-        def stats(lat: Lattice) -> StatisticProvider:
-            return provider_for(
-                self.spark,
-                self.model,
-                lat,
-                kind=provider,
-                warehouse=self.warehouse,
-                max_size=size,
-                progress=progress,
-            )
-
-        ctx = JobContext.open(self.spark, self.model, self.warehouse)
-        budget = budget_for(ctx, self.model.lattice(chosen), limits)
-        if max_rows is None and limits is not None:
-            max_rows = limits.max_rows
-        return plan_model(
-            self.model,
-            stats,
-            lattice=chosen,
-            max_tiles=max_tiles,
-            max_rows=max_rows,
-            workload=workload,
-            budget=budget,
-        )
-
-    def materialize(
-        self,
-        lattice: str | None = None,
-        *,
-        full: bool = False,
-        max_tiles: int | None = None,
-        workload: WorkloadInput | Mapping[str, WorkloadInput] = None,
-        progress: Progress | None = None,
-        say: Say | None = None,
-        limits: Limits | None = None,
-    ) -> BatchResult:
-        """Build declared materializations and the declared and planned tiles (HRU96, for
-        `algorithm: true` lattices) as Delta tables, skipping fresh ones; a jobs BatchResult.
-        The plan weighs `workload` (as `plan` takes it), else the queries of the warehouse's
-        query log that read the lattice. `progress(event)` hears each target start and end;
-        `say(line)` the planner; `limits` as for `plan`."""
-        from mvlattice.jobs.api import materialize
-
-        if workload is None:
-            workload = self._logged_workload(say)
-        try:
-            return materialize(self.spark, self.model, self.warehouse, lattice=lattice,
-                               full=full, max_tiles=max_tiles, workload=workload,
-                               progress=progress, say=say, limits=limits)  # fmt: skip
-        finally:
-            self.serving.catalog.forget_views()  # this build changed them
-
-    def coverage(self, workload: WorkloadInput, lattice: str | None = None) -> Coverage | None:
-        """How much of a SQL workload the rewriter answers from the built tiles of a lattice,
-        statement by statement (`Workspace.rewrite` decides), with the rows each reads before
-        (the star) and after (the tiles read); None for a workload with no SQL."""
-        from mvlattice.plan.coverage import rewriter_coverage
-        from mvlattice.plan.planner import load_workload
-
-        lat = self.model.choose_lattice(lattice)
-        work = load_workload(workload, lat)
-        if work is None:
-            return None
-        rows = {e.name: e.rows for e in self.tiles(lat.name) if e.kind == "tile"}
-
-        def read(sql: str) -> tuple[str, ...] | None:
-            try:
-                result = self.rewrite(sql, explain=False)
-            except SqlError:  # Spark rejects the statement: no tile answers it
-                return None
-            used = tuple(m for m in result.materializations if m in rows)
-            return used if result.rewritten and used else None
-
-        top = self.spark.sql(f"SELECT count(*) {lat.from_sql()}").first()
-        return rewriter_coverage(work, read, rows.get, float(top[0]) if top else 0.0)
-
-    def _logged_workload(self, say: Say | None, only: str | None = None) -> dict[str, Workload]:
-        """Per lattice (or just lattice `only`), the logged queries that read its fact table
-        (none: plain HRU)."""
-        from mvlattice.plan.workload import workload_from_sql
-        from mvlattice.querylog.log import query_log_weighted
-
-        logged = query_log_weighted(self.warehouse, spark=self.spark)
-        found: dict[str, Workload] = {}
-        lattices = [lat for lat in self.model.lattices if only in (None, lat.name)]
-        for lat in lattices if logged else ():
-            workload = workload_from_sql(logged, lat)
-            if workload.queries:
-                found[lat.name] = workload
-                if say:
-                    say(f"lattice '{lat.name}': plan weighted by the query log "
-                        f"({len(workload.queries)} kinds of query)")  # fmt: skip
-        return found
-
-    def materialize_plan(
-        self, plan: LatticePlan, *, full: bool = False, progress: Progress | None = None
-    ) -> BatchResult:
-        """Build exactly the tiles of `plan` (from `plan(...)`, with whatever workload and
-        statistics it was made), skipping fresh ones, and remember it as its lattice's plan
-        (the catalog lists it, `gc` keeps its tiles); a jobs BatchResult. Unlike `materialize`
-        it does not plan again, so the statistics the plan used are all it costs."""
-        from mvlattice.jobs.api import materialize_plan
-
-        try:
-            return materialize_plan(
-                self.spark, self.model, plan, self.warehouse, full=full, progress=progress
-            )
-        finally:
-            self.serving.catalog.forget_views()
-
-    def refresh(
-        self,
-        lattice: str | None = None,
-        tile: str | None = None,
-        *,
-        full: bool = False,
-        progress: Progress | None = None,
-        dry_run: bool = False,
-    ) -> BatchResult:
-        """Bring tiles and materializations up to date: incrementally when only the fact
-        table changed (and that is cheaper), else in full; a jobs BatchResult saying which
-        and why. `dry_run`: what each would do, with the estimates, nothing built."""
-        from mvlattice.jobs.api import refresh
-
-        try:
-            return refresh(self.spark, self.model, self.warehouse, lattice=lattice, tile=tile,
-                           full=full, progress=progress, dry_run=dry_run)  # fmt: skip
-        finally:
-            self.serving.catalog.forget_views()
-
-    def change_feeds(self) -> dict[str, bool | None]:
-        """Per lattice fact table: whether it has Delta's change data feed (deletes and
-        updates then refresh incrementally); None: not a Delta table read by location."""
-        from mvlattice.jobs.changerows import change_feeds
-
-        return change_feeds(self.spark, self.model)
-
-    def tiles(self, lattice: str | None = None) -> tuple[CatalogEntry, ...]:
-        """The tile catalog: a tuple of jobs CatalogEntry (status, rows, versions, hits)."""
-        from mvlattice.jobs.api import tiles
-
-        self.flush_hits()
-        return tiles(self.spark, self.model, self.warehouse, lattice)
-
-    def profile(
-        self,
-        lattice: str | None = None,
-        max_size: int = 3,
-        provider: str | None = None,
-        *,
-        progress: Say | None = None,
-    ) -> Profile:
-        """Distinct counts of a lattice's column sets, its unique keys and FDs (a statistics
-        Profile), cached by the source tables' Delta versions; `progress(line)` hears passes."""
-        from mvlattice.statistics.factory import profile_lattice
-
-        name = self.model.choose_lattice(lattice).name  # bad names fail before Spark starts
-        return profile_lattice(self.spark, self.model, name, kind=provider, max_size=max_size,
-                               warehouse=self.warehouse, progress=progress)  # fmt: skip
 
     def rewrite(
         self,
@@ -390,6 +183,7 @@ class Workspace:
         """`query` for a request an edge built already (`mvlattice.serving.request`)."""
         from mvlattice.serving.pipeline import serve
 
+        _ = self.spark  # started before the query's clock: its time is not the JVM's start-up
         return serve(self, request)
 
     def kept_answer(
@@ -470,39 +264,3 @@ def open(
 ) -> Workspace:
     """Open a model: `ws = mvlattice.open("models/foodmart.yaml"); ws.sql("select …")`."""
     return Workspace(model, warehouse, master, conf)
-
-
-def warehouse_of(model: str | os.PathLike[str], warehouse: str | None = None) -> str:
-    """The warehouse a Workspace of `model` would use, found without loading the model."""
-    return resolve_warehouse(warehouse or _peek_settings(Path(model)).get("warehouse"))
-
-
-def _peek_settings(path: Path) -> dict[str, Any]:
-    """The model's spark/warehouse settings, read before validation (which may need Spark)."""
-    try:
-        doc = read_document(path)
-    except MvlatticeError:
-        return {}  # load_model reports it properly
-    if not isinstance(doc, Mapping):
-        return {}
-    spark = doc.get("spark")
-    spark = spark if isinstance(spark, Mapping) else {}
-    conf = spark.get("conf")
-    conf = conf if isinstance(conf, Mapping) else {}
-    out: dict[str, Any] = {
-        "conf": {
-            str(k): str(v).lower() if isinstance(v, bool) else str(v)
-            for k, v in conf.items()
-            if not isinstance(v, Mapping | list)
-        }
-    }
-    if isinstance(spark.get("master"), str):
-        out["master"] = spark["master"]
-    if isinstance(doc.get("warehouse"), str):
-        out["warehouse"] = doc["warehouse"]
-    return out
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from mvlattice.errors import UsageError
+from mvlattice.model.peek import warehouse_of
 from mvlattice.settings import is_uri
-from mvlattice.workspace import Workspace, warehouse_of
+from mvlattice.workspace import Workspace
 
 MODEL_HELP = "model file (YAML or JSON)"
 
