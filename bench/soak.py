@@ -3,9 +3,10 @@ new texts for --minutes (tile-answerable queries, and a --spark-share of queries
 answers), while the server's memory is sampled after every window of --window seconds: the
 Python process's resident set (where the tile engine, kept answers and caches live), the whole
 process tree's (with the Spark driver's JVM), and the JVM's heap in use after a full GC
-(`jcmd <pid> GC.run`, then `GC.heap_info`), so that garbage waiting for collection is not
-counted as growth. Goal: every measure at the end within 10 % of its value at --baseline
-minutes (5). Exits 1 when a measure grew more, or when any request failed.
+(`jcmd <pid> GC.class_histogram`: the live objects' bytes, counted at the safepoint of a full
+collection), so that garbage waiting for collection is not counted as growth. Goal: every
+measure at the end within 10 % of its value at --baseline minutes (5). Exits 1 when a measure
+grew more, or when any request failed.
 
     python bench/soak.py [--minutes 30] [--baseline 5] [--window 60] [--clients 32]
                          [--spark-share 0.25] [--json]
@@ -56,17 +57,18 @@ def jvm_pid(server_pid: int) -> int | None:
 
 
 def heap_after_gc_mb(pid: int | None) -> float | None:
-    """The JVM heap in use right after a full collection (MB), None when jcmd cannot say."""
+    """The JVM's live objects in MB, counted by a full collection (None when jcmd cannot say).
+    Not `GC.run` then `GC.heap_info`: under load, what the JVM allocates between those two
+    calls is counted too, and a flat heap read as 270 to 510 MB from one minute to the next."""
     if pid is None:
         return None
     try:
-        subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, timeout=60, check=True)
-        info = subprocess.run(["jcmd", str(pid), "GC.heap_info"], capture_output=True,
-                              text=True, timeout=60, check=True).stdout  # fmt: skip
+        histogram = subprocess.run(["jcmd", str(pid), "GC.class_histogram"], capture_output=True,
+                                   text=True, timeout=120, check=True).stdout  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
-    found = re.search(r"used (\d+)K", info)
-    return round(int(found.group(1)) / 1024, 1) if found else None
+    found = re.search(r"^Total\s+\d+\s+(\d+)\s*$", histogram, re.MULTILINE)
+    return round(int(found.group(1)) / 1024 / 1024, 1) if found else None
 
 
 def sample(server_pid: int, java: int | None, minute: float, summary: dict) -> dict:

@@ -68,7 +68,7 @@ def _col_key(c: ir.Column) -> tuple[str, str]:
     return (c.rel, c.name)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def canonical(expr: ir.Expr, classes: Classes) -> ir.Expr:
     """The canonical form of `expr` under `classes` (see the module docstring). Cached:
     matching asks for the same forms for every view of a lattice."""

@@ -250,7 +250,7 @@ def conjoin(terms: tuple[Expr, ...]) -> Expr | None:
     return terms[0] if len(terms) == 1 else And(terms)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def rename_rels(expr: Expr, pairs: tuple[tuple[str, str], ...]) -> Expr:
     """`expr` with the rels of its columns renamed by (old, new) `pairs` (cached)."""
     mapping = dict(pairs)
