@@ -159,6 +159,7 @@ class Workspace(Building):
         timeout: float | None = None,
         cancel: threading.Event | None = None,
         accept: Analyze | None = None,
+        explain: bool = False,
     ) -> QueryResult:
         """Run a query, rewritten first unless `rewrite=False`; a mvrewrite QueryResult
         (columns, rows, the RewriteResult, elapsed_ms, and which engine answered). Views used
@@ -171,12 +172,13 @@ class Workspace(Building):
         bound its run as the runner bounds Spark's (QueryTimeoutError). `tree`: `sql` already
         parsed (`sql.parse.parse_query`), so that a request parses once. To be rewritten, a
         query must be one Spark accepts as written (`accept`, as `rewrite` takes it): else
-        SqlError, as Spark fails it unrewritten. The steps: `mvlattice.serving.pipeline`."""
+        SqlError, as Spark fails it unrewritten. `explain`: each view's outcome in the result's
+        RewriteResult, as `rewrite` gives it. The steps: `mvlattice.serving.pipeline`."""
         from mvlattice.serving.request import Request
 
         request = Request(sql=sql, rewrite=rewrite, limit=limit, use_index=use_index, tree=tree,
                           engine=engine, runner=runner, describe=describe, accept=accept,
-                          timeout=timeout, cancel=cancel)  # fmt: skip
+                          timeout=timeout, cancel=cancel, explain=explain)  # fmt: skip
         return self.serve(request)
 
     def serve(self, request: Request) -> QueryResult:

@@ -6,7 +6,8 @@ import argparse
 import time
 
 from mvlattice.cli import params
-from mvlattice.mvrewrite.rewriter import Engine, QueryResult
+from mvlattice.mvrewrite.closest import closest_miss
+from mvlattice.mvrewrite.rewriter import Engine, QueryResult, RewriteResult
 from mvlattice.output import json_document, table
 from mvlattice.sql.parse import parse_query
 from mvlattice.workspace import Workspace
@@ -76,6 +77,7 @@ def query(args: argparse.Namespace) -> int:
         use_index=not args.no_index,
         tree=tree,
         engine=args.engine,
+        explain=True,  # a miss says why (text: the closest view's reason; --json: every view)
     )
     if not args.no_log:
         _log(ws, args, started, result)
@@ -85,7 +87,26 @@ def query(args: argparse.Namespace) -> int:
     print(table(list(result.columns), list(result.rows)))
     used = ", ".join(result.rewrite.materializations) or "base tables"
     print(f"-- read {used} {answered_by(result)}; {result.elapsed_ms:.0f} ms")
+    if not args.no_rewrite and not result.rewrite.rewritten:
+        for line in miss_lines(result.rewrite, str(args.model)):
+            print(f"-- {line}")
     return 0
+
+
+def miss_lines(result: RewriteResult, model: str) -> list[str]:
+    """Why a query was not rewritten, and where to look next."""
+    closest = closest_miss(result)
+    if closest is None:
+        why = "no tile or materialized view is built yet (`mvlattice materialize` builds them)"
+    elif closest.view is None:
+        why = f"{closest.reason}: {closest.message}"
+    else:
+        why = f"the closest view, {closest.view}: {closest.reason}: {closest.message}"
+    return [
+        f"not rewritten: {why}",
+        f'every view\'s reason: mvlattice rewrite {model} "…" --explain; the tile that would '
+        f"answer queries like it: mvlattice advise {model}",
+    ]
 
 
 def answered_by(result: QueryResult) -> str:

@@ -121,6 +121,7 @@ class QueryResult:
             "elapsed_ms": round(self.elapsed_ms, 1),
             "engine": str(self.engine),
             "engine_reason": self.engine_reason,
+            "explain": [e.to_dict() for e in self.rewrite.explain],
         }
 
 

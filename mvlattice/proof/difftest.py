@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from mvlattice.model.loader import known_columns, load_model
+from mvlattice.mvrewrite.closest import closest_miss
 from mvlattice.mvrewrite.context import context_for
-from mvlattice.mvrewrite.match.attempt import Reason
-from mvlattice.mvrewrite.rewriter import NOT_REWRITABLE, RewriteContext, RewriteResult, rewrite
+from mvlattice.mvrewrite.rewriter import RewriteContext, RewriteResult, rewrite
 from mvlattice.proof import compare, querygen, typed
 from mvlattice.proof.compare import Row
 from mvlattice.proof.querygen import Generated, ViewSpec
@@ -204,31 +204,11 @@ def _construct_row() -> dict[str, Any]:
     }
 
 
-# Not rewritten: the reason of the view that came closest (the latest matching step failed).
-_CLOSEST = (
-    Reason.CANNOT_ROLL_UP,
-    Reason.MISSING_COLUMN,
-    Reason.PREDICATE_NOT_IMPLIED,
-    Reason.EXTRA_TABLE,
-    Reason.OUTER_JOIN,
-    Reason.VIEW_UNSUPPORTED,
-    Reason.UNSAFE,
-    Reason.UNSUPPORTED,
-    Reason.STALE,
-    Reason.NOT_AVAILABLE,
-    Reason.TABLES_NOT_CONTAINED,
-)
-
-
 def closest_reason(result: RewriteResult) -> str:
     """Why a query was not rewritten: the block's own reason (NOT_REWRITABLE) if any, else the
     reason of the view that got furthest in matching."""
-    block = [e.reason for e in result.explain if e.outcome == NOT_REWRITABLE and e.reason]
-    if block:
-        return str(block[0])
-    found = {e.reason for e in result.explain if e.reason}
-    ranked = next((str(r) for r in _CLOSEST if r in found), "")
-    return ranked or min((str(r) for r in found), default="")  # a code _CLOSEST lacks
+    closest = closest_miss(result)
+    return str(closest.reason) if closest is not None else ""
 
 
 LOCAL_KINDS = (LOCAL_VS_BASE, LOCAL_VS_TILES)

@@ -84,8 +84,9 @@ def answer_on_spark(host: Host, pending: Pending, runner: Runner | None = None) 
 def _decide(host: Host, request: Request) -> Decision:
     if not request.rewrite:
         return decide_plain(request.sql, request.tree)
-    decision = decide_rewrite(host, request.sql, use_index=request.use_index,
-                              tree=request.tree, accept=request.accept)  # fmt: skip
+    decision = decide_rewrite(host, request.sql, explain=request.explain,
+                              use_index=request.use_index, tree=request.tree,
+                              accept=request.accept)  # fmt: skip
     if decision.availability is not None and decision.result.rewritten:
         # Spark's analyzer must know the tiles read, built by another process too: the tile
         # engine types its answer as Spark types the same SQL.

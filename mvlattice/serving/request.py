@@ -41,6 +41,7 @@ class Request:
     accept: Analyze | None = None
     timeout: float | None = None  # seconds the tile engine may run (None: its default)
     cancel: threading.Event | None = None
+    explain: bool = False  # each view's outcome for the query, in its RewriteResult
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:

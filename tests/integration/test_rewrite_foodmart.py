@@ -86,7 +86,7 @@ def test_cli_rewrite_and_query(ws: Workspace, model_file: Path, foodmart: Path, 
     common = [str(model_file), QUERY, "--warehouse", str(foodmart), "--json"]
     assert main(["rewrite", *common]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert list(document) == ["rewritten", "sql", "materializations", "explain"]
+    assert list(document) == ["schema_version", "rewritten", "sql", "materializations", "explain"]
     assert document["rewritten"] is True
     assert document["materializations"] == [tile_qualified_name(TILE)]
     assert {"view", "outcome", "reason", "message"} == set(document["explain"][0])

@@ -70,5 +70,40 @@ def test_the_text_answer_says_which_engine_answered(monkeypatch, capsys) -> None
         "-- read mvlattice.t1 on the tile engine; 4 ms",
         "-- read mvlattice.t1 on Spark (the tile is larger than the tile engine reads); 4 ms",
         "-- read base tables on Spark; 4 ms",
+        "-- not rewritten: no tile or materialized view is built yet (`mvlattice materialize` "
+        "builds them)",
+        '-- every view\'s reason: mvlattice rewrite m.yaml "…" --explain; the tile that would '
+        "answer queries like it: mvlattice advise m.yaml",
     ]
     assert asked == ["auto", "spark", "auto"]
+
+
+def test_a_miss_names_the_view_that_came_closest_and_why(monkeypatch, capsys) -> None:
+    from mvlattice.mvrewrite.match.attempt import Reason
+    from mvlattice.mvrewrite.rewriter import REJECTED, Explanation
+
+    explain = (
+        Explanation("mvlattice.by_year", REJECTED, Reason.EXTRA_TABLE, "reads store"),
+        Explanation("mvlattice.by_month", REJECTED, Reason.CANNOT_ROLL_UP, "count(distinct x)"),
+        Explanation("mvlattice.old", REJECTED, Reason.STALE, "source changed"),
+    )
+    miss = QueryResult(("n",), ((1,),), RewriteResult(False, "select 1", (), explain), 4.2,
+                       Engine.SPARK, "")  # fmt: skip
+    options: dict = {}
+
+    class Stub:
+        def query(self, sql: str, **asked) -> QueryResult:
+            options.update(asked)
+            return miss
+
+    monkeypatch.setattr(cmd_rewrite.params, "workspace", lambda args: Stub())
+    assert main(["query", "m.yaml", "select n from t", "--no-log"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("-- ")]
+    assert lines[1] == (
+        "-- not rewritten: the closest view, mvlattice.by_month: CANNOT_ROLL_UP: count(distinct x)"
+    )
+    assert options["explain"] is True
+    assert main(["query", "m.yaml", "select n from t", "--no-log", "--no-rewrite"]) == 0
+    assert [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("-- ")] == [
+        "-- read base tables on Spark; 4 ms"
+    ]
