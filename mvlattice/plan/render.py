@@ -11,6 +11,7 @@ from mvlattice.plan.candidates import canonical, canonical_labels
 from mvlattice.plan.coverage import Coverage
 from mvlattice.plan.hru import cube_edges
 from mvlattice.plan.planner import NO_WORKLOAD, LatticePlan, PlannedTile
+from mvlattice.plan.workload import Workload
 
 ROUND_CANDIDATES = 10  # candidates listed per round in JSON, best first
 
@@ -140,6 +141,7 @@ def _workload_document(plan: LatticePlan) -> dict[str, Any] | None:
         "ignored": work.ignored,
         "unparsed": work.unparsed,
         "unmapped": work.unmapped,
+        "unmapped_statements": list(work.unmapped_statements()),
     }
 
 
@@ -150,6 +152,7 @@ def plan_text(plan: LatticePlan) -> str:
         f"{plan.candidates:,} candidate group-bys"
     )
     lines = [head + (f"; {_workload_line(plan)}" if plan.workload is not None else "")]
+    lines += unmapped_lines(plan.workload)
     if plan.weighting == NO_WORKLOAD:
         lines.append(f"({NO_WORKLOAD})")
     rows = [
@@ -243,6 +246,26 @@ def _workload_line(plan: LatticePlan) -> str:
         f"{plural(len(work.queries), 'group-by')} "
         f"({work.ignored} ignored, {work.unparsed} unparsed, {work.unmapped} unmapped)"
     )
+
+
+UNMAPPED_SHOWN = 5
+
+
+def unmapped_lines(work: Workload | None) -> list[str]:
+    """The statements a plan could not weigh, named (a count alone says nothing to fix)."""
+    unmapped = work.unmapped_statements() if work is not None else ()
+    lines = [f"  unmapped: {_one_line(sql, 100)}" for sql in unmapped[:UNMAPPED_SHOWN]]
+    if len(unmapped) > UNMAPPED_SHOWN:
+        lines.append(f"  … and {len(unmapped) - UNMAPPED_SHOWN} more (`--json` lists them all)")
+    if lines:
+        lines.insert(0, "statements that read the fact table in a block the lattice cannot answer "
+                     "(not an aggregate, or a column the lattice lacks):")  # fmt: skip
+    return lines
+
+
+def _one_line(sql: str, width: int) -> str:
+    text = " ".join(sql.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _cost_line(plan: LatticePlan) -> str:

@@ -78,6 +78,11 @@ class Workload:
     unmapped: int = 0
     sql: tuple[WorkloadStatement, ...] = ()  # the statements of a SQL workload, in order
 
+    def unmapped_statements(self) -> tuple[str, ...]:
+        """The SQL statements counted in `unmapped`: they read the fact table in a block that
+        does not map onto the lattice."""
+        return tuple(s.sql for s in self.sql if s.reads_fact and not s.mapped)
+
     def weights(self) -> dict[frozenset[str], float]:
         """Weight per view (query columns), summed over queries needing the same columns."""
         out: dict[frozenset[str], float] = {}

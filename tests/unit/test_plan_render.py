@@ -58,6 +58,7 @@ def test_json_document(plan: LatticePlan) -> None:
         "ignored": 0,
         "unparsed": 0,
         "unmapped": 0,
+        "unmapped_statements": [],
     }
     assert [r["chosen"] for r in doc["rounds"]] == [["store_id"], *STAR_TILES]
     assert all(len(r["candidates"]) == 10 for r in doc["rounds"])

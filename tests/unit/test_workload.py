@@ -101,6 +101,21 @@ def test_unmappable_blocks_are_counted_not_guessed(lattice: Lattice) -> None:
         "select units, price from shop.sales",  # detail rows: no tile answers it
     )
     assert (work.queries, work.unmapped, work.ignored) == ((), 3, 0)
+    assert len(work.unmapped_statements()) == 3 and "s.nope" in work.unmapped_statements()[1]
+
+
+def test_the_plan_names_the_statements_it_could_not_weigh(lattice: Lattice) -> None:
+    from mvlattice.plan.render import unmapped_lines
+
+    mapped = "select s.store_id, count(*) from shop.sales s group by s.store_id"
+    detail = [f"select units, price from shop.sales where units > {i}" for i in range(7)]
+    work = asks(lattice, mapped, *detail)
+    assert work.unmapped_statements() == tuple(detail)
+    lines = unmapped_lines(work)
+    assert lines[0].startswith("statements that read the fact table in a block the lattice")
+    assert lines[1] == f"  unmapped: {detail[0]}" and len(lines) == 1 + 5 + 1
+    assert lines[-1] == "  … and 2 more (`--json` lists them all)"
+    assert unmapped_lines(asks(lattice, mapped)) == [] and unmapped_lines(None) == []
 
 
 def test_statements_that_miss_the_fact_table_are_ignored(lattice: Lattice) -> None:
