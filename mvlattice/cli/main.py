@@ -22,6 +22,7 @@ from mvlattice.cli import (
     cmd_suggest,
     commands,
 )
+from mvlattice.cli.examples import add_examples
 from mvlattice.cli.params import spark_options, whole_number
 from mvlattice.errors import MvlatticeError, UsageError
 
@@ -141,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=commands.demo)
     for module in COMMAND_MODULES:
         module.register(sub)
+    add_examples(sub)
     return parser
 
 

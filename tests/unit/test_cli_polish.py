@@ -63,3 +63,23 @@ def test_a_running_schedule_stamps_its_lines_and_names_the_next_run(capsys) -> N
     now = dt.datetime.now().astimezone()
     assert (upcoming.hour, upcoming.minute) == (3, 17)
     assert now < upcoming <= now + dt.timedelta(days=1)
+
+
+def test_every_command_has_examples_that_its_own_parser_accepts(capsys) -> None:
+    """Each command's --help ends with examples, and each example parses as written."""
+    import argparse
+    import shlex
+
+    from mvlattice.cli.examples import EXAMPLES
+    from mvlattice.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(EXAMPLES)
+    for name, command in sub.choices.items():
+        assert command.format_help().rstrip().endswith(EXAMPLES[name][-1])
+        for line in EXAMPLES[name]:
+            words = shlex.split(line.split("#")[0].split(">")[0])
+            assert words[0] == "mvlattice" and words[1] == name
+            args = parser.parse_args(words[1:])  # SystemExit(2) if an example is wrong
+            assert args.handler is not None
