@@ -106,27 +106,39 @@ def refresh(args: argparse.Namespace) -> int:
 
 
 def _plan_table(result) -> str:  # a BatchResult of a dry run
+    """What each target's refresh would do: a table of the paths and the rows each would read,
+    then each target's reason under it, wrapped (a reason in the table made 400-column rows)."""
+    import textwrap
+
     def rows(n: int | None) -> str:
         return "" if n is None else f"{n:,}"
 
-    columns = ["name", "path", "incremental rows", "partition rows", "full rows", "full from",
-               "why"]  # fmt: skip
-    lines = []
-    for r in result.results:
+    columns = ["#", "name", "path", "incremental rows", "partition rows", "full rows",
+               "full from"]  # fmt: skip
+    lines, reasons = [], []
+    for number, r in enumerate(result.results, 1):
         e = r.estimate
         path = "fresh" if r.status == "skipped" else r.path
         lines.append(
             (
+                str(number),
                 r.target,
                 path,
                 rows(e.incremental_rows) if e else "",
                 rows(e.partition_rows) if e and e.partitions else "",
                 rows(e.full_rows) if e else "",
                 e.full_from if e else "",
-                r.reason,
             )
         )
-    return table(columns, lines)
+        if r.reason:
+            reasons.append(textwrap.fill(f"{number}. {r.reason}", width=WHY_WIDTH,
+                                         subsequent_indent="   "))  # fmt: skip
+    if not reasons:
+        return table(columns, lines)
+    return table(columns, lines) + "\n\nwhy:\n" + "\n".join(reasons)
+
+
+WHY_WIDTH = 100
 
 
 def _report(args: argparse.Namespace, result, coverage=None) -> int:  # a BatchResult

@@ -83,3 +83,28 @@ def test_every_command_has_examples_that_its_own_parser_accepts(capsys) -> None:
             assert words[0] == "mvlattice" and words[1] == name
             args = parser.parse_args(words[1:])  # SystemExit(2) if an example is wrong
             assert args.handler is not None
+
+
+def test_a_dry_run_keeps_its_table_narrow_and_says_why_under_it() -> None:
+    from mvlattice.cli.cmd_jobs import WHY_WIDTH, _plan_table
+    from mvlattice.jobs.batch import BatchResult, BuildResult
+    from mvlattice.jobs.cost import Estimate
+    from mvlattice.jobs.status import BuildStatus, RefreshPath
+
+    why = "the fact table changed by appends only; " * 8 + "incremental reads fewer rows"
+    estimate = Estimate(incremental_rows=1_200, full_rows=86_837, full_from="star",
+                        choice=RefreshPath.INCREMENTAL, why=why)  # fmt: skip
+    result = BatchResult((
+        BuildResult("mvlattice.star_the_year_quarter", "tile", BuildStatus.PLANNED,
+                    RefreshPath.INCREMENTAL, why, estimate=estimate),
+        BuildResult("mvlattice.star_the_month", "tile", BuildStatus.SKIPPED, RefreshPath.NONE,
+                    ""),
+    ))  # fmt: skip
+    lines = _plan_table(result).splitlines()
+    assert lines[0].split()[:3] == ["#", "name", "path"]
+    assert "1,200" in lines[2] and "86,837" in lines[2] and "incremental" in lines[2]
+    assert "fresh" in lines[3]
+    assert lines[6] == "why:" and lines[7].startswith("1. the fact table changed")
+    assert all(len(line) <= WHY_WIDTH for line in lines[7:])
+    assert not any("appends" in line for line in lines[:6])  # the table holds no reason
+    assert " ".join(line.strip() for line in lines[7:]) == f"1. {why.strip()}"
