@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
+from typing import Any
 
 from mvlattice.cli import params
-from mvlattice.output import json_document, table
+from mvlattice.output import json_document, plural, table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,6 +32,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="exact counts or HLL sketches (default: the lattice's statisticProvider, "
         "else profiler)",
     )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="list every column set counted and every approximate dependency (default: single "
+        "columns, keys and exact dependencies, with how many more there are)",
+    )
     params.json_option(p)
     params.spark_options(p)
     p.set_defaults(handler=profile)
@@ -48,13 +56,27 @@ def profile(args: argparse.Namespace) -> int:
         return 0
     doc = result.to_json()
     print(f"lattice {doc['lattice']}: {doc['rows']} rows; {doc['method']}")
-    rows = [
-        (", ".join(d["columns"]), d["count"], "yes" if d["exact"] else "~") for d in doc["distinct"]
-    ]
-    print(table(["columns", "distinct", "exact"], rows))
-    keys = [", ".join(k) for k in doc["unique_keys"]]
-    print("unique keys: " + ("; ".join(f"({k})" for k in keys) if keys else "none found"))
-    print(f"functional dependencies ({len(result.dependencies)}):")
-    for dep in result.dependencies:
-        print(f"  {dep}" + ("" if dep.exact else "  (approximate)"))
+    for line in profile_lines(doc, result.dependencies, show_all=args.all):
+        print(line)
     return 0
+
+
+def profile_lines(doc: dict, dependencies: Sequence[Any], show_all: bool) -> list[str]:
+    """A profile for reading: single columns, keys and exact dependencies; the rest counted
+    (a lattice of 20 columns has over a thousand counted sets)."""
+    shown = [d for d in doc["distinct"] if show_all or len(d["columns"]) == 1]
+    rows = [(", ".join(d["columns"]), d["count"], "yes" if d["exact"] else "~") for d in shown]
+    lines = [table(["columns", "distinct", "exact"], rows)]
+    hidden = len(doc["distinct"]) - len(shown)
+    if hidden:
+        lines.append(f"(and {plural(hidden, 'set')} of several columns: --all or --json)")
+    keys = [", ".join(k) for k in doc["unique_keys"]]
+    lines.append("unique keys: " + ("; ".join(f"({k})" for k in keys) if keys else "none found"))
+    exact = [d for d in dependencies if d.exact]
+    approximate = [d for d in dependencies if not d.exact]
+    listed = exact + (approximate if show_all else [])
+    lines.append(f"functional dependencies ({len(exact)} exact, {len(approximate)} approximate):")
+    lines += [f"  {d}" + ("" if d.exact else "  (approximate)") for d in listed]
+    if approximate and not show_all:
+        lines.append(f"  ({plural(len(approximate), 'approximate one')}, from sketches: --all)")
+    return lines

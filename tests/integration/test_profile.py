@@ -188,7 +188,11 @@ def test_cli_table_and_bad_input(inline, tmp_path, capsys):
     assert main(["profile", str(inline), "--max-size", "1", "--warehouse", str(tmp_path)]) == 0
     out, _ = capsys.readouterr()
     assert "lattice tiny: 8 rows; HyperLogLog over per-column xxhash64 (numpy, p=16)" in out
-    assert "unique keys: (id)" in out and "-> z  (approximate)" in out
+    assert "unique keys: (id)" in out and "-> z  (approximate)" not in out
+    assert "approximate one" in out and "from sketches: --all)" in out  # counted, not listed
+    assert main(["profile", str(inline), "--max-size", "1", "--all",
+                 "--warehouse", str(tmp_path)]) == 0  # fmt: skip
+    assert "-> z  (approximate)" in capsys.readouterr().out
     assert main(["profile", str(inline), "--lattice", "nope"]) == 2
     _, err = capsys.readouterr()
     assert err.strip() == f"mvlattice: error: no lattice 'nope' in {inline}"

@@ -108,3 +108,26 @@ def test_a_dry_run_keeps_its_table_narrow_and_says_why_under_it() -> None:
     assert all(len(line) <= WHY_WIDTH for line in lines[7:])
     assert not any("appends" in line for line in lines[:6])  # the table holds no reason
     assert " ".join(line.strip() for line in lines[7:]) == f"1. {why.strip()}"
+
+
+def test_profile_text_shows_single_columns_and_counts_the_rest() -> None:
+    from mvlattice.cli.cmd_profile import profile_lines
+    from mvlattice.statistics.discovery import FunctionalDependency
+
+    doc = {
+        "distinct": [
+            {"columns": ["a"], "count": 3, "exact": True},
+            {"columns": ["b"], "count": 40, "exact": False},
+            {"columns": ["a", "b"], "count": 41, "exact": False},
+            {"columns": ["a", "c"], "count": 9, "exact": False},
+        ],
+        "unique_keys": [["id"]],
+    }
+    deps = [FunctionalDependency(("a",), "c", True), FunctionalDependency(("b",), "a", False)]
+    short = profile_lines(doc, deps, show_all=False)
+    text = "\n".join(short)
+    assert "a, b" not in text and "(and 2 sets of several columns: --all or --json)" in text
+    assert "functional dependencies (1 exact, 1 approximate):" in text
+    assert "(approximate)" not in text and "(1 approximate one, from sketches: --all)" in text
+    every = "\n".join(profile_lines(doc, deps, show_all=True))
+    assert "a, b" in every and "(approximate)" in every and "--all" not in every
