@@ -44,12 +44,21 @@ class Change:
     base: str | None
     fixes: tuple[Fix, ...]
     defaults: tuple[Measure, ...] = ()
+    # Why the rewriter passed over `base` when it needs no fix: STALE (built, its sources
+    # changed since) or NOT_AVAILABLE (not built).
+    matched_reason: str = ""
+
+    @property
+    def stale(self) -> bool:
+        return not self.fixes and self.matched_reason == "STALE"
 
     @property
     def action(self) -> str:
         if self.base is None:
             return "add a tile"
-        return f"extend tile {self.base}" if self.fixes else f"materialize tile {self.base}"
+        if self.fixes:
+            return f"extend tile {self.base}"
+        return f"refresh tile {self.base}" if self.stale else f"materialize tile {self.base}"
 
     def element(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dimensions": list(self.spec.dimensions)}
@@ -87,6 +96,11 @@ class Group:
             return (
                 f"{asked} missed every tile of lattice "
                 f"'{self.change.spec.lattice}': a tile with {lacks} would answer them"
+            )
+        if self.change.stale:
+            return (
+                f"{asked} matched tile {self.change.base}, which is stale (its sources changed "
+                "since it was built; `mvlattice refresh` brings it up to date)"
             )
         if not self.change.fixes:
             return f"{asked} matched tile {self.change.base}, which is not built"

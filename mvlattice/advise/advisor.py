@@ -130,7 +130,7 @@ def nearest(
             continue
         fixes = search.complete(sql, spec)
         if fixes is not None:
-            found.append(_change(model, spec, note.view, fixes))
+            found.append(_change(model, spec, note.view, fixes, str(note.reason)))
     if not found:
         for lattice in model.lattices:
             empty = TileSpec(lattice.name, (), lattice.default_measures)
@@ -142,11 +142,13 @@ def nearest(
     return min(found, key=lambda c: (len(c.fixes), len(c.spec.dimensions), c.base or ""))
 
 
-def _change(model: Model, spec: TileSpec, base: str | None, fixes: tuple) -> Change:
+def _change(
+    model: Model, spec: TileSpec, base: str | None, fixes: tuple, reason: str = ""
+) -> Change:
     for fix in fixes:
         spec = fix.apply(spec)
     defaults = next(lat.default_measures for lat in model.lattices if lat.name == spec.lattice)
-    return Change(spec=spec, base=base, fixes=fixes, defaults=defaults)
+    return Change(spec=spec, base=base, fixes=fixes, defaults=defaults, matched_reason=reason)
 
 
 def _reason(explanations: tuple[Explanation, ...], tiles: Mapping[str, TileSpec]) -> str:

@@ -101,3 +101,18 @@ def test_json_route_and_fragment_need_the_token() -> None:
     assert doc["models"][0]["groups"][0]["queries"] == 212 and doc["models"][0]["since"] == "2h"
     page = client.get("/ui/part/advice", headers=auth)
     assert page.status_code == 200 and "lacks column colour" in page.text
+
+
+def test_a_matched_tile_is_called_stale_or_not_built_as_it_is() -> None:
+    def headline(reason: str) -> tuple[str, str]:
+        change = Change(spec=BASE, base="mvlattice.t", fixes=(), defaults=DEFAULTS,
+                        matched_reason=reason)  # fmt: skip
+        group = Group(change=change, queries=3, distinct=1, examples=("q",))
+        return group.headline(), change.action
+
+    stale, action = headline("STALE")
+    assert "3 queries matched tile mvlattice.t, which is stale" in stale
+    assert "not built" not in stale and action == "refresh tile mvlattice.t"
+    missing, action = headline("NOT_AVAILABLE")
+    assert missing == "3 queries matched tile mvlattice.t, which is not built"
+    assert action == "materialize tile mvlattice.t"
