@@ -169,6 +169,7 @@ def plan_text(plan: LatticePlan) -> str:
     ]
     header = ("#", "dimensions", "rows", "bytes", "benefit", "cost after", "")
     lines.extend(_aligned([header, *rows], right=(0, 2, 3, 4, 5)) if rows else ["(no tiles)"])
+    lines += measure_lines(plan)
     lines.append(_cost_line(plan))
     lines.append(_budget_line(plan))
     if plan.coverage is not None:
@@ -180,6 +181,22 @@ def plan_text(plan: LatticePlan) -> str:
     if not plan.lattice.algorithm:
         lines.append("(the lattice says algorithm: false, so only its declared tiles)")
     return "\n".join(lines)
+
+
+def measure_lines(plan: LatticePlan) -> list[str]:
+    """What the tiles can answer besides their dimensions: the measures they hold (a plan of
+    `count` tiles cannot answer sum(unit_sales) by month, and that shows before building)."""
+    kinds = {t.spec.measures for t in plan.tiles}
+    if not kinds:
+        return []
+    if len(kinds) == 1:
+        (measures,) = kinds
+        return [f"Measures of every tile: {_measures(measures)}"]
+    return [f"Measures of #{i}: {_measures(t.spec.measures)}" for i, t in enumerate(plan.tiles, 1)]
+
+
+def _measures(measures: tuple[Measure, ...]) -> str:
+    return ", ".join(str(m) for m in measures) or "none"
 
 
 def size(value: float | None) -> str:

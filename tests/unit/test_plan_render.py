@@ -88,6 +88,10 @@ def test_text_lists_tiles_in_order_with_rows_benefit_and_cost(plan: LatticePlan)
     total = f"Total cost: 190,000 -> {cost} rows read ({1 - plan.cost_after / 190_000:.1%} less)"
     assert total in lines
     assert any(line.startswith("Coverage (predicted by the plan): 100.0% ") for line in lines)
+    # The measures show before anything is built: declared #1 lists its own (no defaults);
+    # the planned tiles hold the defaults and every measure a declared tile asks for.
+    assert "Measures of #1: min(price)" in lines
+    assert "Measures of #2: count(*), sum(units), min(price)" in lines
 
 
 def test_dot_draws_chosen_tiles_with_computable_from_edges(plan: LatticePlan) -> None:
