@@ -105,6 +105,9 @@ def refresh(args: argparse.Namespace) -> int:
     return _report(args, result)
 
 
+WHY_WIDTH = 100  # the dry run's reasons, wrapped under its table
+
+
 def _plan_table(result) -> str:  # a BatchResult of a dry run
     """What each target's refresh would do: a table of the paths and the rows each would read,
     then each target's reason under it, wrapped (a reason in the table made 400-column rows)."""
@@ -136,9 +139,6 @@ def _plan_table(result) -> str:  # a BatchResult of a dry run
     if not reasons:
         return table(columns, lines)
     return table(columns, lines) + "\n\nwhy:\n" + "\n".join(reasons)
-
-
-WHY_WIDTH = 100
 
 
 def _report(args: argparse.Namespace, result, coverage=None) -> int:  # a BatchResult
