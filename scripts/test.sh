@@ -2,7 +2,7 @@
 # The whole test suite (unit tests without Spark, integration tests on one local SparkSession).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+bash scripts/bootstrap.sh --test
 # The package graph (pyproject.toml: [tool.importlinter]), the linter and the type checker run
 # first: they take seconds.
 .venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
