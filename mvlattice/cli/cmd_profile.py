@@ -63,7 +63,8 @@ def profile(args: argparse.Namespace) -> int:
 
 def profile_lines(doc: dict, dependencies: Sequence[Any], show_all: bool) -> list[str]:
     """A profile for reading: single columns, keys and exact dependencies; the rest counted
-    (a lattice of 20 columns has over a thousand counted sets)."""
+    (a lattice of 20 columns has over a thousand counted sets). Dependencies the sketches'
+    error cannot tell from violations are never listed, only counted (`statistics.support`)."""
     shown = [d for d in doc["distinct"] if show_all or len(d["columns"]) == 1]
     rows = [(", ".join(d["columns"]), d["count"], "yes" if d["exact"] else "~") for d in shown]
     lines = [table(["columns", "distinct", "exact"], rows)]
@@ -79,4 +80,11 @@ def profile_lines(doc: dict, dependencies: Sequence[Any], show_all: bool) -> lis
     lines += [f"  {d}" + ("" if d.exact else "  (approximate)") for d in listed]
     if approximate and not show_all:
         lines.append(f"  ({plural(len(approximate), 'approximate one')}, from sketches: --all)")
+    unsupported = doc.get("unsupported_dependencies", 0)
+    if unsupported:
+        lines.append(
+            f"  (not claimed: {plural(unsupported, 'dependency', 'dependencies')} that hold "
+            "only within the sketches' error, where a violation would not show; --provider "
+            "exact counts them)"
+        )
     return lines

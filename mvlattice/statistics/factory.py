@@ -20,6 +20,7 @@ from mvlattice.lattice.lattice import Lattice
 from mvlattice.lattice.statistic_provider import Counts, SetCounter
 from mvlattice.statistics.cache import CachingCounter
 from mvlattice.statistics.exact import ExactCounter
+from mvlattice.statistics.implied import dependencies
 from mvlattice.statistics.profile import SURPRISE, Profile, build_profile, run_profile
 from mvlattice.statistics.profiled import ProfiledStatisticProvider
 from mvlattice.statistics.sketch import TOLERANCE, SketchCounter
@@ -67,7 +68,7 @@ def provider_for(
         say(f"profiling lattice '{lat.name}' ({len(lat.labels)} columns, {counter.description})")
         profile = run_profile(
             cached, lat.name, lat.labels, max_size=max_size, surprise=surprise,
-            tolerance=tolerance, progress=say,
+            tolerance=tolerance, guaranteed=dependencies(lat), progress=say,
         )  # fmt: skip
         if cached.hits:
             say(f"{cached.hits} of {cached.hits + cached.misses} column sets came from the cache")
@@ -83,8 +84,9 @@ def _with_known(profile: Profile, known: Counts | None, tolerance: float) -> Pro
         return profile
     merged = Counts(profile.rows, {**known.distinct, **profile.counts}, profile.exact)
     rebuilt = build_profile(
-        profile.lattice, profile.labels, merged, profile.method, tolerance=tolerance
-    )
+        profile.lattice, profile.labels, merged, profile.method, tolerance=tolerance,
+        guaranteed=profile.guaranteed,
+    )  # fmt: skip
     return replace(rebuilt, passes=profile.passes)
 
 

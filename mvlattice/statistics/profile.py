@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -35,6 +36,7 @@ from mvlattice.statistics.discovery import (
     equivalents,
 )
 from mvlattice.statistics.estimate import Estimator
+from mvlattice.statistics.implied import Dependencies
 
 SURPRISE = 0.1
 MAX_PER_LEVEL = 500
@@ -55,6 +57,8 @@ class Profile:
     unique_keys: tuple[tuple[str, ...], ...] = ()
     dependencies: tuple[FunctionalDependency, ...] = ()
     passes: int = 0
+    unsupported: int = 0  # dependencies the counts agree on only within the sketches' error
+    guaranteed: Dependencies = ()  # what the star's joins fix (`statistics.implied`)
     _estimator: list[Estimator] = field(default_factory=list, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -96,6 +100,7 @@ class Profile:
                 {"determinant": list(f.determinant), "dependent": f.dependent, "exact": f.exact}
                 for f in self.dependencies
             ],
+            "unsupported_dependencies": self.unsupported,
         }
 
 
@@ -107,10 +112,16 @@ def build_profile(
     *,
     tolerance: float = 0.0,
     passes: int = 0,
+    guaranteed: Dependencies = (),
 ) -> Profile:
-    """A Profile from counts: discovers keys and FDs among them."""
+    """A Profile from counts: discovers keys and the FDs the counts support among them."""
     found: Discovery = discover(
-        counts.rows, counts.distinct, labels, exact=counts.exact, tolerance=tolerance
+        counts.rows,
+        counts.distinct,
+        labels,
+        exact=counts.exact,
+        tolerance=tolerance,
+        guaranteed=guaranteed,
     )
     return Profile(
         lattice,
@@ -122,6 +133,8 @@ def build_profile(
         found.unique_keys,
         found.dependencies,
         passes,
+        found.unsupported,
+        guaranteed,
     )
 
 
@@ -134,6 +147,7 @@ def run_profile(
     surprise: float = SURPRISE,
     max_per_level: int = MAX_PER_LEVEL,
     tolerance: float = 0.0,
+    guaranteed: Dependencies = (),
     progress: Progress | None = None,
 ) -> Profile:
     """Count singles and pairs in one pass, then one pass per larger level (module docstring)."""
@@ -141,7 +155,8 @@ def run_profile(
     first = [frozenset(c) for k in range(1, min(max_size, 2) + 1) for c in _combos(labels, k)]
     say(f"pass 1: {len(first)} column sets of size ≤ {min(max_size, 2)} ({counter.description})")
     counts = counter.count(first)
-    profile = build_profile(lattice, labels, counts, counter.description, tolerance=tolerance)
+    build = partial(build_profile, lattice, labels, tolerance=tolerance, guaranteed=guaranteed)
+    profile = build(counts, counter.description)
     passes = 1
     for k in range(3, max_size + 1):
         candidates = next_level(profile, k, surprise=surprise, limit=max_per_level)
@@ -152,7 +167,7 @@ def run_profile(
         say(f"pass {passes}: {len(candidates)} column sets of size {k}")
         more = counter.count(candidates)
         merged = Counts(more.rows, {**profile.counts, **more.distinct}, counts.exact)
-        profile = build_profile(lattice, labels, merged, counter.description, tolerance=tolerance)
+        profile = build(merged, counter.description)
     return replace(profile, passes=passes)
 
 

@@ -61,8 +61,9 @@ class ProfiledStatisticProvider:
             more = self.counter.count(missing)
             merged = Counts(more.rows, {**profile.counts, **more.distinct}, profile.exact)
             rebuilt = build_profile(
-                profile.lattice, profile.labels, merged, profile.method, tolerance=self.tolerance
-            )
+                profile.lattice, profile.labels, merged, profile.method,
+                tolerance=self.tolerance, guaranteed=profile.guaranteed,
+            )  # fmt: skip
             profile = self._profile = replace(rebuilt, passes=profile.passes + 1)
         return {s: profile.counts[s] for s in wanted}
 

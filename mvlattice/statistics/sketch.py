@@ -30,13 +30,16 @@ from mvlattice.lattice.statistic_provider import ColumnSet, Counts, ordered
 from mvlattice.statistics.counting_sql import column_hashes
 from mvlattice.statistics.exact import run_job
 from mvlattice.statistics.implied import dependencies, representative
+from mvlattice.statistics.support import SKETCH_PRECISION
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import SparkSession
 
-LG_CONFIG_K = 16
-TOLERANCE = 0.02  # counts this close are "equal" when looking for keys and FDs in sketches
+LG_CONFIG_K = SKETCH_PRECISION  # what `support` assumes when it claims dependencies
+# Counts this close are "equal" when looking for keys in sketches. Dependencies need more: one
+# violating combination must show (`support`); those equal only this close are not claimed.
+TOLERANCE = 0.02
 ROWS_SID = -1  # the task's row count travels as one more "set", 8 bytes
 
 
