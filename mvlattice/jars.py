@@ -6,9 +6,17 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from mvlattice.errors import SetupError
+
+# Hears one line of what a long step does (the CLI stamps it and prints it on stderr).
+Say = Callable[[str], None]
+# A Maven run longer than this says it is still going, this often: a first fetch of Delta's
+# jars takes minutes, and its own output is hidden (a newcomer needs none of it unless it fails).
+HEARTBEAT_S = 15.0
 
 DELTA_VERSION = "4.4.0"
 SCALA_VERSION = "2.13"
@@ -51,17 +59,51 @@ def installed_jars(directory: Path | None = None) -> tuple[Path, ...]:
     return tuple(sorted(directory.glob("*.jar")))
 
 
-def ensure_jars(spark_version: str, directory: Path | None = None) -> tuple[Path, ...]:
+def ensure_jars(
+    spark_version: str, directory: Path | None = None, say: Say | None = None
+) -> tuple[Path, ...]:
     """Return the Delta jars, fetching them with Maven first if they are not there yet."""
+    say = say or _quiet
     directory = directory or jar_dir()
     jars = installed_jars(directory)
     if any(j.name.startswith("delta-spark_") for j in jars):
+        say(f"already in {directory}: {len(jars)} jars, {size_of(jars)}")
         return jars
-    _fetch(delta_artifact(spark_version), directory)
-    return installed_jars(directory)
+    artifact = delta_artifact(spark_version)
+    say(f"fetching {artifact} and its dependencies from Maven Central with Maven (output hidden)")
+    _fetch(artifact, directory, say)
+    jars = installed_jars(directory)
+    say(f"{len(jars)} jars, {size_of(jars)}, in {directory}")
+    return jars
 
 
-def _fetch(artifact: str, directory: Path) -> None:
+def run_maven(args: list[str], say: Say, every: float | None = None) -> tuple[int, str]:
+    """Run Maven (`args` start with its path) with its output captured, saying every `every`
+    seconds (default HEARTBEAT_S) that it is still running; returns its exit code and output."""
+    every = every or HEARTBEAT_S
+    began = time.monotonic()
+    with subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as running:
+        while True:
+            try:
+                output, _ = running.communicate(timeout=every)
+                return running.returncode, output
+            except subprocess.TimeoutExpired:  # communicate again: nothing read is lost
+                say(f"Maven still fetching ({time.monotonic() - began:.0f} s so far)")
+
+
+def size_of(files: Iterable[Path]) -> str:
+    """The files' total size for reading, in decimal kB or MB (as Maven's sizes)."""
+    total = sum(f.stat().st_size for f in files)
+    return f"{total / 1e6:.1f} MB" if total >= 100_000 else f"{total / 1e3:.1f} kB"
+
+
+def _quiet(_line: str) -> None:
+    pass
+
+
+def _fetch(artifact: str, directory: Path, say: Say) -> None:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise SetupError(
@@ -84,9 +126,9 @@ def _fetch(artifact: str, directory: Path) -> None:
             f"-DoutputDirectory={staging}",
             "-DincludeScope=runtime",
         ]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+        code, output = run_maven(cmd, say)
+        if code != 0:
+            tail = output.strip().splitlines()[-5:]
             raise SetupError(f"could not fetch {artifact} with Maven: " + " | ".join(tail))
         directory.mkdir(parents=True, exist_ok=True)
         for jar in sorted(staging.glob("*.jar")):

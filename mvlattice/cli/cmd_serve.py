@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from mvlattice.cli import params
+from mvlattice.cli.steps import Steps, start_spark
 from mvlattice.errors import UsageError
 from mvlattice.output import json_document, table
 from mvlattice.querylog.retention import DEFAULT_RETENTION, FOREVER, retention_argument
@@ -166,12 +167,18 @@ def log(args: argparse.Namespace) -> int:
 
     since = parse_since(args.since)
     ws = _workspace(args, args.model)
+    steps = Steps()  # on stderr: stdout is the log (one JSON document with --json)
+    start_spark(steps, ws)
     if args.prune is not None:
         from mvlattice.querylog.retention import prune
 
-        print(f"query log: {prune(ws.spark, ws.warehouse, args.prune[1]).describe()}")
+        with steps.step(f"pruning and compacting the query log ({args.prune[0]})"):
+            pruned = prune(ws.spark, ws.warehouse, args.prune[1])
+        print(f"query log: {pruned.describe()}")
         return 0
-    records = read_log(ws.warehouse, since, spark=ws.spark)
+    with steps.step("reading the query log") as say:
+        records = read_log(ws.warehouse, since, spark=ws.spark)
+        say(f"{len(records):,} entries" + (f" since {args.since}" if args.since else ""))
     if args.limit is not None:
         records = records[len(records) - args.limit :] if args.limit else ()
     if args.json:

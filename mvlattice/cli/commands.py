@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from mvlattice.cli import params
+from mvlattice.cli.steps import Steps, build_lines, start_spark
 from mvlattice.output import dumps, json_document, table
 from mvlattice.workspace import Workspace
 
@@ -41,27 +42,43 @@ def setup(args: argparse.Namespace) -> int:
     from mvlattice.datasets.foodmart import ensure_artifact
     from mvlattice.jars import ensure_jars, jar_dir
 
-    jars = ensure_jars(pyspark.__version__)
+    # Progress on stderr: the quick start runs `mvlattice setup >/dev/null` and still shows it.
+    steps = Steps()
+    with steps.step("Delta's jars") as say:
+        jars = ensure_jars(pyspark.__version__, say=say)
     print(f"Delta jars: {len(jars)} in {jar_dir()}")
     if not args.no_data:
         from mvlattice.datasets.foodmart_queries import ensure_queries
 
-        print(f"FoodMart data: {ensure_artifact()}")
-        print(f"FoodMart query set: {ensure_queries()}")
+        with steps.step("FoodMart data") as say:
+            print(f"FoodMart data: {ensure_artifact(say)}")
+        with steps.step("FoodMart query set") as say:
+            print(f"FoodMart query set: {ensure_queries(say)}")
+    steps.done("setup")
     return 0
 
 
 def datasets(args: argparse.Namespace) -> int:
     from mvlattice.datasets import foodmart
 
+    steps = Steps()
     if args.dataset == "foodmart-queries":
         from mvlattice.datasets.foodmart_queries import ensure_queries
 
-        print(ensure_queries())
+        with steps.step("FoodMart query set") as say:
+            print(ensure_queries(say))
         return 0
-    spark, warehouse = _session(args)
-    print(f"Loading FoodMart into {warehouse}/{foodmart.SCHEMA_NAME}")
-    foodmart.load(spark, warehouse, force=args.force)
+    with steps.step("starting Spark"):
+        spark, warehouse = _session(args)
+    where = f"{warehouse}/{foodmart.SCHEMA_NAME}"
+    with steps.step(f"loading FoodMart into {where}") as say:
+        loaded = foodmart.load(spark, warehouse, force=args.force, progress=say)
+    fresh = sum(not t.skipped for t in loaded)
+    print(
+        f"FoodMart in {where}: {len(loaded)} tables, {sum(t.rows for t in loaded):,} rows "
+        f"({fresh} loaded, {len(loaded) - fresh} already there)"
+    )
+    steps.done("datasets foodmart")
     return 0
 
 
@@ -78,8 +95,7 @@ def _session(args: argparse.Namespace):  # (SparkSession, warehouse)
 def validate(args: argparse.Namespace) -> int:
     ws = params.workspace(args)
     model = ws.model
-    checked, violations = ws.validate_data() if args.data else ((), ())
-    feeds = ws.change_feeds() if args.data else {}
+    checked, violations, feeds = _check_data(ws) if args.data else ((), (), {})
     renamed = ws.renamed_outputs()
     if args.json:
         print(
@@ -138,6 +154,20 @@ def validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_data(ws: Workspace):  # (constraints checked, violations, change data feeds)
+    """`validate --data`'s checks, one Spark job each, with a progress line per check."""
+    from mvlattice.model.checks import check_data
+
+    steps = Steps()
+    start_spark(steps, ws)
+    with steps.step("checking the model's constraints on the data") as say:
+        checked, violations = check_data(ws.spark, ws.model, progress=say)
+    with steps.step("reading the fact tables' change data feed settings"):
+        feeds = ws.change_feeds()
+    steps.done("validate --data")
+    return checked, violations, feeds
+
+
 def _rename_reason(name: str) -> str:
     from mvlattice.sql.stored_names import valid_name
 
@@ -160,14 +190,20 @@ def demo(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from mvlattice.datasets import foodmart
+    from mvlattice.model.checks import check_data
 
     model = Path(__file__).resolve().parents[2] / "models" / "foodmart.yaml"
+    steps = Steps()  # each step's progress and wall time on stderr; the story on stdout
     print("1. Loading FoodMart into the warehouse as Delta tables")
-    spark, warehouse = _session(args)
-    foodmart.load(spark, warehouse)
+    with steps.step("starting Spark"):
+        spark, warehouse = _session(args)
+    with steps.step("loading FoodMart") as say:
+        foodmart.load(spark, warehouse, progress=say)
     print(f"2. Validating {model} and checking its constraints on the data")
     ws = params.workspace(args, model, warehouse=warehouse)
-    checked, violations = ws.validate_data()
+    start_spark(steps, ws)
+    with steps.step("checking the model's constraints on the data") as say:
+        checked, violations = check_data(ws.spark, ws.model, progress=say)
     for lat in ws.model.lattices:
         print(f"   lattice {lat.name}: {len(lat.nodes)} tables, {len(lat.columns)} columns")
     print(f"   {len(checked)} constraints checked, {len(violations)} violated")
@@ -175,14 +211,16 @@ def demo(args: argparse.Namespace) -> int:
         print(f"   VIOLATED: {v.describe()}")
     print("3. The documentation's query: sales per month of 1997")
     print("   " + MONTH_QUERY)
-    columns, rows = ws.collect(ws.sql(MONTH_QUERY))
+    with steps.step("running the month query"):
+        columns, rows = ws.collect(ws.sql(MONTH_QUERY))
     print(table(columns, rows))
-    built = _demo_tiles(ws)
-    _demo_report(ws)
+    built = _demo_tiles(ws, steps)
+    _demo_report(ws, steps)
+    steps.done("demo")
     return 1 if violations or not built.ok else 0
 
 
-def _demo_tiles(ws: Workspace):  # a jobs BatchResult
+def _demo_tiles(ws: Workspace, steps: Steps):  # a jobs BatchResult
     """Plan tiles for the demo's queries (a workload, so HRU96 picks the tiles they need, not
     uniform weights' odd ones) and build them; fresh tiles from an earlier run are skipped."""
     from mvlattice.plan.workload import workload_from_sql
@@ -191,14 +229,15 @@ def _demo_tiles(ws: Workspace):  # a jobs BatchResult
     work = workload_from_sql(((sql, 1.0) for _, sql in DEMO_QUERIES), lattice)
     print(f"4. Planning tiles (HRU96) for lattice {lattice.name}, weighted by these queries,")
     print("   and building them as Delta tables (fresh ones are skipped)")
-    built = ws.materialize(lattice.name, workload=work)
+    with steps.step("planning and building tiles") as say:
+        built = ws.materialize(lattice.name, workload=work, say=say, progress=build_lines(say))
     for r in built.results:
         rows = f", {r.rows:,} rows" if r.rows is not None else ""
         print(f"   {r.status:<9} {r.target}{rows}" + (f": {r.error}" if r.error else ""))
     return built
 
 
-def _demo_report(ws: Workspace) -> None:
+def _demo_report(ws: Workspace, steps: Steps) -> None:
     from mvlattice.proof.comparison import compare
 
     print("5. The queries on the base tables (Spark) and rewritten onto the tiles, run on Spark")
@@ -208,7 +247,8 @@ def _demo_report(ws: Workspace) -> None:
     print("   first one, each end to end: rewrite, freshness, execution")
     rows, notes = [], []
     for name, sql in DEMO_QUERIES:
-        c = compare(ws, name, sql)
+        with steps.step(f"timing '{name}': base, on Spark, by default"):
+            c = compare(ws, name, sql)
         tile = ", ".join(c.tiles) if c.rewritten else "not rewritten"
         same = "yes" if c.same_result else "NO"
         rows.append((name, round(c.base_s, 3), round(c.rewritten_spark_s, 3),

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mvlattice.errors import DataError, SetupError
+from mvlattice.jars import Say, run_maven, size_of
 from mvlattice.settings import join_location
 from mvlattice.sql.quote import path_identifier
 from mvlattice.sql.quote import string as literal
@@ -140,44 +141,55 @@ def artifact_jar() -> Path:
     )
 
 
-def ensure_artifact() -> Path:
+def ensure_artifact(say: Say | None = None) -> Path:
     """The data jar from the local Maven repository, fetched from Maven Central if missing."""
+    say = say or _quiet
     jar = artifact_jar()
     if jar.is_file():
+        say(f"already in {jar} ({size_of([jar])})")
         return jar
     mvn = shutil.which("mvn")
     if mvn is None:
         raise SetupError(f"FoodMart data is not in {jar} and Maven ('mvn') is not on PATH")
     coordinates = ":".join(ARTIFACT)
-    done = subprocess.run(
-        [mvn, "-q", "-B", "dependency:get", f"-Dartifact={coordinates}"],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0 or not jar.is_file():
-        tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
+    say(f"fetching {coordinates} from Maven Central with Maven")
+    code, output = run_maven([mvn, "-q", "-B", "dependency:get", f"-Dartifact={coordinates}"], say)
+    if code != 0 or not jar.is_file():
+        tail = " | ".join(output.strip().splitlines()[-3:])
         raise SetupError(f"could not fetch {coordinates} with Maven: {tail}")
+    say(f"{size_of([jar])} in {jar}")
     return jar
 
 
 def load(
-    spark: SparkSession, warehouse: str, force: bool = False, progress=print
-) -> tuple[LoadedTable, ...]:  # any print-like callable
-    """Load every FoodMart table into <warehouse>/foodmart/<table> and check its row count."""
-    jar = ensure_artifact()
+    spark: SparkSession, warehouse: str, force: bool = False, progress: Say | None = None
+) -> tuple[LoadedTable, ...]:
+    """Load every FoodMart table into <warehouse>/foodmart/<table> and check its row count;
+    `progress` hears a line per table: its rows and the seconds it took."""
+    say = progress or _quiet
+    jar = ensure_artifact(say)
     loaded = []
     with tempfile.TemporaryDirectory(prefix="mvlattice-foodmart-") as tmp:
         for table in TABLES:
+            began = time.monotonic()
             location = join_location(warehouse, SCHEMA_NAME, table.name)
             if not force and _has_rows(spark, location, table.rows):
                 loaded.append(LoadedTable(table.name, location, table.rows, True))
-                progress(f"  {table.name:<16} {table.rows:>8,} rows (already loaded)")
+                say(f"{_table_line(table.name, table.rows, began)} (already loaded)")
                 continue
             source = _extract(jar, table.name, Path(tmp))
             rows = _write(spark, source, table, location)
             loaded.append(LoadedTable(table.name, location, rows, False))
-            progress(f"  {table.name:<16} {rows:>8,} rows")
+            say(_table_line(table.name, rows, began))
     return tuple(loaded)
+
+
+def _table_line(name: str, rows: int, began: float) -> str:
+    return f"{name:<16} {rows:>8,} rows  {time.monotonic() - began:5.1f} s"
+
+
+def _quiet(_line: str) -> None:
+    pass
 
 
 def _extract(jar: Path, name: str, folder: Path) -> Path:

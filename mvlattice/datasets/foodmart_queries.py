@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
 from mvlattice.errors import SetupError
+from mvlattice.jars import Say, run_maven, size_of
 
 ARTIFACT = ("net.hydromatic", "foodmart-queries", "0.4.1")
 MEMBER = "queries.json"
@@ -33,12 +33,14 @@ def cache_dir() -> Path:
     return base / "datasets" / f"{ARTIFACT[1]}-{ARTIFACT[2]}"
 
 
-def ensure_queries() -> Path:
+def ensure_queries(say: Say | None = None) -> Path:
     """The local `queries.json`, fetching the jar with Maven and extracting it if needed."""
+    say = say or _quiet
     target = cache_dir() / MEMBER
     if target.is_file():
+        say(f"already in {target} ({size_of([target])})")
         return target
-    jar = ensure_artifact()
+    jar = ensure_artifact(say)
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(MEMBER + ".part")
     try:
@@ -47,10 +49,12 @@ def ensure_queries() -> Path:
     except (OSError, KeyError, zipfile.BadZipFile) as exc:
         raise SetupError(f"cannot extract {MEMBER} from {jar}: {exc}") from None
     part.rename(target)  # a half-written file never looks extracted
+    say(f"{MEMBER} extracted, {size_of([target])}, to {target}")
     return target
 
 
-def ensure_artifact() -> Path:
+def ensure_artifact(say: Say | None = None) -> Path:
+    say = say or _quiet
     jar = artifact_jar()
     if jar.is_file():
         return jar
@@ -58,12 +62,14 @@ def ensure_artifact() -> Path:
     if mvn is None:
         raise SetupError(f"the FoodMart query set is not in {jar} and Maven ('mvn') is not on PATH")
     coordinates = ":".join(ARTIFACT)
-    done = subprocess.run(
-        [mvn, "-q", "-B", "dependency:get", f"-Dartifact={coordinates}"],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0 or not jar.is_file():
-        tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
+    say(f"fetching {coordinates} from Maven Central with Maven")
+    code, output = run_maven([mvn, "-q", "-B", "dependency:get", f"-Dartifact={coordinates}"], say)
+    if code != 0 or not jar.is_file():
+        tail = " | ".join(output.strip().splitlines()[-3:])
         raise SetupError(f"could not fetch {coordinates} with Maven: {tail}")
+    say(f"{size_of([jar])} in {jar}")
     return jar
+
+
+def _quiet(_line: str) -> None:
+    pass

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,16 +53,45 @@ class Violation:
 
 
 def check_data(
-    spark: SparkSession, model: Model
+    spark: SparkSession, model: Model, progress: Callable[[str], None] | None = None
 ) -> tuple[tuple[Constraint, ...], tuple[Violation, ...]]:
-    """Run one query per constraint; return the constraints checked and those violated."""
+    """Run one query per constraint; return the constraints checked and those violated.
+    `progress` hears how many of each kind there are, then each check's outcome and seconds
+    (each is a Spark job: on a large table, seconds to minutes)."""
+    say = progress or (lambda _line: None)
     checked = constraints(model)
+    say(_counts(checked))
     violations = []
-    for constraint in checked:
+    for number, constraint in enumerate(checked, 1):
+        began = time.monotonic()
         count, examples = _run(spark, constraint)
+        outcome = "ok" if not count else f"VIOLATED ({count:,})"
+        say(f"{number}/{len(checked)} {_title(constraint)}: {outcome}, "
+            f"{time.monotonic() - began:.1f} s")  # fmt: skip
         if count:
             violations.append(Violation(constraint, count, examples))
     return checked, tuple(violations)
+
+
+def _counts(checked: tuple[Constraint, ...]) -> str:
+    kinds = [_KIND[type(c)] for c in checked]
+    parts = ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(_KIND.values()))
+    return f"{len(checked)} constraint(s) to check: {parts}"
+
+
+_KIND = {UniqueKey: "unique key(s)", ForeignKeyCheck: "foreign key(s)", NotNullCheck: "not-null"}
+
+
+def _title(c: Constraint) -> str:
+    """A constraint in a few words, for a progress line."""
+    if isinstance(c, UniqueKey):
+        return f"unique {c.schema}.{c.table}({', '.join(c.columns)})"
+    if isinstance(c, ForeignKeyCheck):
+        return (
+            f"foreign key {c.schema}.{c.table}({', '.join(c.columns)}) -> "
+            f"{c.ref_schema}.{c.ref_table}"
+        )
+    return f"not null {c.schema}.{c.table}.{c.column}"
 
 
 def _run(spark: SparkSession, c: Constraint) -> tuple[int, tuple[tuple, ...]]:
