@@ -53,8 +53,6 @@ def register(subparsers: Any) -> None:
 
 
 def suggest_command(args: argparse.Namespace) -> int:
-    from mvlattice.document import read_document
-    from mvlattice.suggest.emit import emit_model
     from mvlattice.suggest.logs import read_logs
     from mvlattice.suggest.suggester import suggest
 
@@ -76,8 +74,7 @@ def suggest_command(args: argparse.Namespace) -> int:
         tiles=not args.no_tiles,
         **data,
     )
-    base = read_document(Path(model.file)) if model is not None else None
-    text = emit_model(result, base, [Path(p).name for p in args.log])
+    text, headed = _model_text(args, result, model)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     if args.json:
@@ -85,14 +82,35 @@ def suggest_command(args: argparse.Namespace) -> int:
         from mvlattice.suggest.report import as_json
 
         print(json_document(as_json(result, args.output, None if args.output else text)))
-    elif args.output:
-        from mvlattice.suggest.emit import header
+        return 0
+    from mvlattice.suggest.emit import header
 
-        print("\n".join(header(result, [Path(p).name for p in args.log])))
+    summary = "\n".join(header(result, [Path(p).name for p in args.log]))
+    if args.output:
+        print(summary)
         print(f"Wrote {args.output}")
     else:
+        if not headed:  # a kept or JSON model has no header: it goes beside, to stderr
+            print(summary, file=sys.stderr)
         sys.stdout.write(text)
     return 0
+
+
+def _model_text(args: argparse.Namespace, result: Any, model: Any) -> tuple[str, bool]:
+    """The model's text, and whether it carries the summary header. Over a YAML --model the
+    file's own formatting is kept where possible (else one line on stderr says why); JSON is
+    written when -o names a .json file, or without -o when --model is one."""
+    from mvlattice.suggest.emit import emit_json, emit_model, emit_over
+
+    logs = [Path(p).name for p in args.log]
+    where = args.output or (args.model if model is not None else None) or ""
+    as_json = Path(where).suffix.lower() == ".json"
+    if model is None:
+        return (emit_json(result), False) if as_json else (emit_model(result, None, logs), True)
+    emitted = emit_over(result, Path(model.file), logs, as_json)
+    if emitted.note is not None:
+        print(f"note: {emitted.note}", file=sys.stderr)
+    return emitted.text, emitted.headed
 
 
 def _model_and_data(args: argparse.Namespace) -> tuple[Any, dict]:

@@ -4,24 +4,32 @@ Without a model: the tables the lattices read (with the columns the log showed, 
 validates before any data exists), under `defaultSchema` at a location a comment explains, and
 the lattices at the root. With
 a model: its document as it was, each evolved lattice rewritten in place (new arms, measures
-and tiles; old aliases and labels kept), new lattices appended at the root. Comments say which
-queries produced each lattice, measure and tile; the header carries the summary.
+and tiles; old aliases and labels kept), new lattices appended next to the lattices of their
+fact table's schema when the model keeps them there, else at the root. Comments say which
+queries produced each lattice, measure and tile; the header carries the summary. Over a YAML
+model file, `emit_over` keeps the file's own text and formatting (`keep_format`); JSON has no
+comments, so a JSON model is written as JSON again, in its key order, indented by 2.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from mvlattice.document import read_document
 from mvlattice.lattice.lattice import Measure
 from mvlattice.output import plural
+from mvlattice.suggest.keep_format import keep_format
 from mvlattice.suggest.merge import describe_measure
 from mvlattice.suggest.stated_lattice import label_of
 from mvlattice.suggest.suggester import LatticeSuggestion, Suggestion, describe
 from mvlattice.suggest.table_catalog import TableKey
 from mvlattice.suggest.tiles import SuggestedTile
-from mvlattice.suggest.yaml_text import Commented, dump
+from mvlattice.suggest.yaml_text import Commented, dump, plain
 
 MAX_IDS = 10
 
@@ -30,6 +38,47 @@ def emit_model(
     suggestion: Suggestion, base: Mapping[str, Any] | None = None, logs: Sequence[str] = ()
 ) -> str:
     """YAML text of the suggested model; `base` is the given model's document, if any."""
+    return dump(suggested_document(suggestion, base), header(suggestion, logs))
+
+
+def emit_json(suggestion: Suggestion, base: Mapping[str, Any] | None = None) -> str:
+    """The suggested model as JSON (no comments: the header is printed, not written)."""
+    return _json_text(suggested_document(suggestion, base))
+
+
+def _json_text(document: Mapping[str, Any]) -> str:
+    return json.dumps(plain(document), indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Emitted:
+    text: str
+    headed: bool  # the text starts with the summary header
+    note: str | None = None  # why the model file's formatting was not kept
+
+
+def emit_over(
+    suggestion: Suggestion, model: Path, logs: Sequence[str] = (), as_json: bool = False
+) -> Emitted:
+    """The suggestion over the model file `model`. A YAML file keeps its text where the
+    suggestion does not change it, and gets no header (rerun on its own output, the file
+    would pile up headers); where splicing is unsafe the note says why."""
+    document = suggested_document(suggestion, read_document(model))
+    if as_json:
+        return Emitted(_json_text(document), False)
+    if model.suffix.lower() == ".json":  # no YAML formatting to keep
+        return Emitted(dump(document, header(suggestion, logs)), True)
+    kept = keep_format(model.read_text(encoding="utf-8"), document)
+    if kept.text is not None:
+        return Emitted(kept.text, False)
+    note = f"formatting of {model.name} could not be kept ({kept.reason}): written re-serialized"
+    return Emitted(dump(document, header(suggestion, logs)), True, note)
+
+
+def suggested_document(
+    suggestion: Suggestion, base: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The suggested model's document, its values `Commented` where a comment explains them."""
     usable = [s for s in suggestion.lattices if s.lattice is not None]
     if base is None:
         schemas = _schemas(suggestion, usable)
@@ -38,14 +87,25 @@ def emit_model(
         document: dict[str, Any] = {"version": "1.0", "defaultSchema": default, "schemas": schemas}
     else:
         document = copy.deepcopy(dict(base))
-    new = []
     for item in usable:
         element = Commented(lattice_element(item, _existing(document, item)), _about(item))
         if item.evolves is None or not _replace(document, item.name, element):
-            new.append(element)
-    if new:
-        document["lattices"] = [*(document.get("lattices") or []), *new]
-    return dump(document, header(suggestion, logs))
+            holder = _holder(document, item)
+            holder["lattices"] = [*(holder.get("lattices") or []), element]
+    return document
+
+
+def _holder(document: dict[str, Any], item: LatticeSuggestion) -> dict[str, Any]:
+    """Where a new lattice goes: the `lattices:` list of its fact table's schema when the model
+    keeps lattices there (Calcite's place for them), else the root's."""
+    assert item.lattice is not None
+    schema = item.lattice.nodes[0].schema.lower()
+    for element in document.get("schemas") or []:
+        if not isinstance(element, dict) or not isinstance(element.get("lattices"), list):
+            continue
+        if str(element.get("name", "")).lower() == schema:
+            return element
+    return document
 
 
 def header(suggestion: Suggestion, logs: Sequence[str] = ()) -> tuple[str, ...]:

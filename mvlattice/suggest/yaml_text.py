@@ -3,7 +3,8 @@ comments which queries produced each lattice and tile.
 
 Values are what `yaml.safe_load` gives (dicts, lists, strings, numbers, booleans, None); wrap
 one in `Commented` to put `# …` lines above its key or list item. Lists of scalars (and lists
-of such lists) are written in flow style, `[a, b]`, as the model files are.
+of such lists) are written in flow style, `[a, b]`, as the model files are. A `Layout` gives the
+indentation, so text spliced into a user's file (`keep_format`) matches the blocks around it.
 """
 
 from __future__ import annotations
@@ -26,10 +27,53 @@ class Commented:
     comment: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Indentation: of a block mapping under its key, of a block list's `-` under its key
+    (0: the list sits at the key's column), and from a `-` to its item's text."""
+
+    mapping: int = 2
+    sequence: int = 2
+    dash: int = 2
+
+    def __post_init__(self) -> None:
+        if self.mapping < 1 or self.sequence < 0 or self.dash < 2:
+            raise ValueError(f"not a YAML block layout: {self}")
+
+
+DEFAULT = Layout()
+
+
 def dump(value: Any, header: tuple[str, ...] = ()) -> str:
     lines = [_comment(c, 0) for c in header]
-    lines += _block(value, 0)
+    lines += block(value, 0)
     return "\n".join(lines) + "\n"
+
+
+def plain(value: Any) -> Any:
+    """The value without its `Commented` wrappers (what reading the dumped text gives)."""
+    value, _ = unwrap(value)
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def flow(value: Any) -> str:
+    """One-line flow text of any value (comments dropped): for a flow collection's items."""
+    value, _ = unwrap(value)
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{scalar(k)}: {flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(flow(v) for v in value) + "]"
+    return scalar(value)
+
+
+def inline(value: Any, used: int) -> str | None:
+    """The value's text on the line of its key or `-` (`used` columns taken), if it goes there."""
+    value, _ = unwrap(value)
+    return _fitting(_flow(value), used, value)
 
 
 def scalar(value: Any) -> str:
@@ -80,47 +124,56 @@ def _comment(text: str, indent: int) -> str:
     return " " * indent + ("# " + text if text else "#")
 
 
-def _unwrap(value: Any) -> tuple[Any, tuple[str, ...]]:
+def unwrap(value: Any) -> tuple[Any, tuple[str, ...]]:
     if isinstance(value, Commented):
         return value.value, value.comment
     return value, ()
 
 
-def _block(value: Any, indent: int) -> list[str]:
-    value, _ = _unwrap(value)
+def block(value: Any, indent: int, layout: Layout = DEFAULT) -> list[str]:
+    """Lines of a block value whose first line starts at column `indent`."""
+    value, _ = unwrap(value)
     if isinstance(value, Mapping):
-        return _mapping(value, indent)
+        return mapping_lines(value, indent, layout)
     if isinstance(value, list | tuple):
-        return _sequence(value, indent)
+        return sequence_lines(value, indent, layout)
     return [" " * indent + scalar(value)]
 
 
-def _mapping(value: Mapping, indent: int) -> list[str]:
+def under(value: Any, key_column: int, layout: Layout = DEFAULT) -> int:
+    """The column of a block value under a key at `key_column`."""
+    value, _ = unwrap(value)
+    step = layout.sequence if isinstance(value, list | tuple) else layout.mapping
+    return key_column + step
+
+
+def mapping_lines(value: Mapping, indent: int, layout: Layout = DEFAULT) -> list[str]:
     lines: list[str] = []
     pad = " " * indent
     for key, raw in value.items():
-        item, comment = _unwrap(raw)
+        item, comment = unwrap(raw)
         lines += [_comment(c, indent) for c in comment]
-        flow = _fitting(_flow(item), indent + len(str(key)) + 2, item)
-        if flow is not None:
-            lines.append(f"{pad}{scalar(key)}: {flow}")
+        text = _fitting(_flow(item), indent + len(str(key)) + 2, item)
+        if text is not None:
+            lines.append(f"{pad}{scalar(key)}: {text}")
         else:
             lines.append(f"{pad}{scalar(key)}:")
-            lines += _block(item, indent + 2)
+            lines += block(item, under(item, indent, layout), layout)
     return lines
 
 
-def _sequence(value: list | tuple, indent: int) -> list[str]:
+def sequence_lines(value: list | tuple, indent: int, layout: Layout = DEFAULT) -> list[str]:
     lines: list[str] = []
+    dash = "-".ljust(layout.dash)
     pad = " " * indent
     for raw in value:
-        item, comment = _unwrap(raw)
+        item, comment = unwrap(raw)
         lines += [_comment(c, indent) for c in comment]
-        flow = _fitting(_flow(item), indent + 2, item)
-        if flow is not None:
-            lines.append(f"{pad}- {flow}")
+        text = _fitting(_flow(item), indent + layout.dash, item)
+        if text is not None:
+            lines.append(f"{pad}{dash}{text}")
             continue
-        inner = _block(item, indent + 2)
-        lines.append(f"{pad}- {inner[0][indent + 2 :]}")
+        inner = block(item, indent + layout.dash, layout)
+        lines.append(f"{pad}{dash}{inner[0][indent + layout.dash :]}")
         lines += inner[1:]
     return lines
