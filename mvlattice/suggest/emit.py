@@ -144,7 +144,8 @@ def lattice_element(item: LatticeSuggestion, existing: Mapping[str, Any] | None)
     lattice = item.lattice
     assert lattice is not None
     element: dict[str, Any] = dict(existing) if existing is not None else {"name": item.name}
-    element["sql"] = lattice.sql.splitlines()
+    if existing is None or item.restated or "sql" not in existing:
+        element["sql"] = lattice.sql.splitlines()
     if existing is None:
         element["auto"] = True
         element["algorithm"] = True

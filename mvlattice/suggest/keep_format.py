@@ -26,6 +26,7 @@ from mvlattice.suggest.yaml_text import (
     DEFAULT,
     Layout,
     block,
+    comment_line,
     flow,
     inline,
     mapping_lines,
@@ -50,7 +51,7 @@ def keep_format(text: str, document: Mapping[str, Any]) -> Kept:
     text's own formatting wherever the document does not change it."""
     try:
         root = _compose(text)
-        splicer = _Splicer(text, layout_of(root))
+        splicer = _Splicer(text, layout_of(root), root)
         splicer.visit(root, document, _Place("root", 0, 0, ()))
         out = splicer.result()
         same = yaml.safe_load(out) == plain(document)
@@ -147,9 +148,18 @@ def _value(node: yaml.Node) -> Any:
 class _Splicer:
     """Collects edits (start, end, new text) over the original text, then applies them."""
 
-    def __init__(self, text: str, layout: Layout) -> None:
+    def __init__(self, text: str, layout: Layout, root: yaml.Node) -> None:
         self.text = text
         self.layout = layout
+        # the file's one-line flow lists and mappings, to write a copy as the user wrote it
+        self.flows = [
+            (_value(n), text[n.start_mark.index : n.end_mark.index])
+            for n in _nodes(root)
+            if isinstance(n, yaml.CollectionNode)
+            and n.flow_style
+            and n.value
+            and n.start_mark.line == n.end_mark.line
+        ]
         self.newline = "\r\n" if "\r\n" in text else "\n"
         self.edits: list[tuple[int, int, str]] = []
         self.ended = False  # a line break was added after a last line that had none
@@ -209,15 +219,34 @@ class _Splicer:
         if node.flow_style:
             if "lattices" in added:
                 raise _Unsafe("lattices would go into a flow-style mapping ({...})")
-            items = ", ".join(f"{scalar(k)}: {flow(v)}" for k, v in added.items())
+            items = ", ".join(f"{scalar(k)}: {self._flow(v)}" for k, v in added.items())
             self._add_flow(node, items)
             return
-        lines = mapping_lines(added, node.start_mark.column, self.layout)
+        column, lines = node.start_mark.column, []
+        for key, value in added.items():
+            known = self._known(value)
+            if known is None:
+                lines += mapping_lines({key: value}, column, self.layout)
+            else:
+                lines += [comment_line(c, column) for c in unwrap(value)[1]]
+                lines.append(f"{' ' * column}{scalar(key)}: {known}")
         self._add_lines(self._end(node), lines)
+
+    def _known(self, value: Any) -> str | None:
+        """The file's own text of an equal flow list or mapping (a pinned tile's `measures`
+        copy `defaultMeasures`): the copy is written as the user wrote the original."""
+        wanted = plain(value)
+        if not isinstance(wanted, list | dict) or not wanted:
+            return None
+        return next((text for found, text in self.flows if found == wanted), None)
+
+    def _flow(self, value: Any) -> str:
+        known = self._known(value)
+        return known if known is not None else flow(value)
 
     def _add_items(self, node: yaml.SequenceNode, added: list) -> None:
         if node.flow_style:
-            self._add_flow(node, ", ".join(flow(v) for v in added))
+            self._add_flow(node, ", ".join(self._flow(v) for v in added))
             return
         lines = sequence_lines(added, node.start_mark.column, self._dash_layout(node))
         self._add_lines(self._end(node), lines)

@@ -66,6 +66,9 @@ class LatticeSuggestion:
     tiles: TilePlan | None = None
     problem: str | None = None
     note: str | None = None
+    # an evolved lattice whose star the log changed (its SQL is restated); False: the model's
+    # own SQL states the same star and is kept as the user wrote it
+    restated: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "aliases", MappingProxyType(dict(self.aliases)))
@@ -277,7 +280,15 @@ def _evolved(
         statistic_provider=old.statistic_provider,
         refresh=old.refresh,
     )
-    return LatticeSuggestion(name, suggested, evolved, aliases, renames, seed.derived, new)
+    # the same star, whatever order its SQL names tables in: the user's SQL is kept
+    same = (set(old.nodes), set(old.edges), set(old.columns)) == (
+        set(lattice.nodes),
+        set(lattice.edges),
+        set(lattice.columns),
+    )
+    return LatticeSuggestion(
+        name, suggested, evolved, aliases, renames, seed.derived, new, restated=not same
+    )
 
 
 def _with_tiles(

@@ -45,7 +45,7 @@ DEFAULT = Layout()
 
 
 def dump(value: Any, header: tuple[str, ...] = ()) -> str:
-    lines = [_comment(c, 0) for c in header]
+    lines = [comment_line(c, 0) for c in header]
     lines += block(value, 0)
     return "\n".join(lines) + "\n"
 
@@ -120,7 +120,7 @@ def _fitting(flow: str | None, used: int, value: Any) -> str | None:
     return None if too_wide and isinstance(value, list | tuple) and value else flow
 
 
-def _comment(text: str, indent: int) -> str:
+def comment_line(text: str, indent: int) -> str:
     return " " * indent + ("# " + text if text else "#")
 
 
@@ -152,7 +152,7 @@ def mapping_lines(value: Mapping, indent: int, layout: Layout = DEFAULT) -> list
     pad = " " * indent
     for key, raw in value.items():
         item, comment = unwrap(raw)
-        lines += [_comment(c, indent) for c in comment]
+        lines += [comment_line(c, indent) for c in comment]
         text = _fitting(_flow(item), indent + len(str(key)) + 2, item)
         if text is not None:
             lines.append(f"{pad}{scalar(key)}: {text}")
@@ -168,7 +168,7 @@ def sequence_lines(value: list | tuple, indent: int, layout: Layout = DEFAULT) -
     pad = " " * indent
     for raw in value:
         item, comment = unwrap(raw)
-        lines += [_comment(c, indent) for c in comment]
+        lines += [comment_line(c, indent) for c in comment]
         text = _fitting(_flow(item), indent + layout.dash, item)
         if text is not None:
             lines.append(f"{pad}{dash}{text}")

@@ -183,6 +183,35 @@ def test_kept_model_loads_as_the_reserialized_one(tmp_path: Path) -> None:
     assert emitted.text.startswith(tables)  # the schemas, byte for byte
 
 
+def test_a_log_the_model_already_answers_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    base = model_from(tmp_path, STAR_COMMENTED, "base.yaml")
+    result = suggest([LogEntry(LOG.strip(" \n;"), "q1", dialect=ANSI)], model=base)
+    assert [(item.name, item.restated) for item in result.lattices] == [("star", False)]
+    assert emit_over(result, Path(base.file)).text == STAR_COMMENTED
+
+
+def test_a_lattice_whose_star_is_the_same_keeps_its_sql(tmp_path: Path) -> None:
+    base = model_from(tmp_path, STAR_COMMENTED, "base.yaml")
+    sql = (
+        'select "p"."brand_name", max("s"."store_sales") from "foodmart"."sales_fact_1997" as "s" '
+        'join "foodmart"."product" as "p" on "s"."product_id" = "p"."product_id" '
+        'group by "p"."brand_name"'
+    )
+    result = suggest([LogEntry(sql, "q1", dialect=ANSI)], model=base, max_tiles=0)
+    out = emit_over(result, Path(base.file)).text
+    measures = "[{agg: count}, {agg: sum, args: unit_sales}]"
+    (((old,), (new,)),), added = changed(STAR_COMMENTED, out)
+    assert (old, new) == (
+        f"    defaultMeasures: {measures}\n",
+        f"    defaultMeasures: {measures[:-1]}, {{agg: max, args: store_sales}}]\n",
+    )
+    # the tiles keep the measures they had, written as the user wrote them
+    assert added == [f"        measures: {measures}\n"] * 2
+    kept = load_text(tmp_path, out, "kept.yaml")
+    plain = load_text(tmp_path, emit_model(result, yaml.safe_load(STAR_COMMENTED)), "re.yaml")
+    assert same_model(kept, plain)
+
+
 SCHEMAS = """\
 version: "1.0"
 defaultSchema: shop  # the web shop
@@ -227,10 +256,10 @@ def test_a_new_lattice_goes_under_its_schemas_lattices(tmp_path: Path) -> None:
     logged = [LogEntry(sql, f"q{i}", dialect=ANSI) for i, sql in enumerate(SCHEMA_LOG, 1)]
     result = suggest(logged, model=base)
     out = emit_over(result, Path(base.file)).text
-    ((old, new),), added = changed(SCHEMAS, out)  # sales: its SQL restated, its tile pinned
-    assert [line.split(":")[0].strip() for line in old] == ["sql", "tiles"]
-    assert new[:2] == ["            sql:\n", '                - "SELECT 1"\n']
-    assert "            tiles: [{dimensions: [region], measures: [{agg: count}]}]\n" in new
+    ((old, new),), added = changed(SCHEMAS, out)  # sales keeps its SQL; its tile is pinned
+    assert old == ["            tiles: [{dimensions: [region]}]\n"]
+    assert new[0] == "            tiles: [{dimensions: [region], measures: [{agg: count}]}]\n"
+    assert new[1:3] == ["            defaultMeasures:\n", "                - agg: count\n"]
     assert "          - name: emp\n" in added  # under hr's lattices, at their indentation
     assert out.index('select 1 from "hr"."dept"') < out.index("- name: emp")
     assert out.endswith("      - dimensions: [dname]\n# end of model\n")
