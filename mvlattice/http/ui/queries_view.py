@@ -8,22 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mvlattice.http.ui.html import code, esc, sql_block, when
-
-# How far along GL01's checks (§3) a view got before it was rejected, nearest last: a view that
-# matched but lost to a cheaper one, or was only too stale, is nearer than one that reads other
-# tables. The nearest rejection's message says what would make the view match.
-NEARNESS = (
-    "VIEW_UNSUPPORTED",
-    "TABLES_NOT_CONTAINED",
-    "OUTER_JOIN",
-    "EXTRA_TABLE",
-    "PREDICATE_NOT_IMPLIED",
-    "MISSING_COLUMN",
-    "CANNOT_ROLL_UP",
-    "NOT_AVAILABLE",
-    "STALE",
-    "NOT_CHOSEN",
-)
+from mvlattice.mvrewrite.closest import nearest_view
 
 Explanation = Mapping[str, Any]
 ENGINE_NAMES = {"local": "tile engine", "spark": "Spark"}  # a query log entry's `engine`
@@ -31,16 +16,8 @@ ENGINE_NAMES = {"local": "tile engine", "spark": "Spark"}  # a query log entry's
 
 def nearest(explain: Iterable[Explanation]) -> Explanation | None:
     """The explanation of the view that came closest to answering the query (None when no
-    view was considered); ties go to the first, in the rewriter's order."""
-    best, rank = None, -1
-    for e in explain:
-        if not e.get("view"):
-            continue  # about the query block itself, not a view
-        reason = "NOT_CHOSEN" if e.get("outcome") == "matched" else str(e.get("reason") or "")
-        here = NEARNESS.index(reason) if reason in NEARNESS else 0
-        if here > rank:
-            best, rank = e, here
-    return best
+    view was considered): the rule `advise` names its nearest tile by (`closest.nearest_view`)."""
+    return nearest_view(explain)
 
 
 def queries_html(entries: Sequence[Mapping[str, Any]]) -> str:
