@@ -2,7 +2,8 @@
 
 A `Change` is a tile to declare in the model — an existing tile with the columns and measures it
 lacked, or a new one — written as the YAML element a user pastes under the lattice's `tiles:`.
-A `Group` is the queries one change answers; `Advice` is the whole report.
+A `Group` is the queries one change answers — when merged (`merge`), with the groups of the
+changes it stands for as its parts; `Advice` is the whole report.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ class Group:
     queries: int  # logged misses it answers (each time a query was asked)
     distinct: int  # distinct SQL texts among them
     examples: tuple[str, ...]
+    # Merged: the groups whose changes this one tile answers (each as it was on its own).
+    parts: tuple[Group, ...] = ()
 
     def headline(self) -> str:
         lacks = ", ".join(str(f) for f in self.change.fixes)
@@ -113,6 +116,19 @@ class Group:
             "distinct": self.distinct,
             "examples": list(self.examples),
             "change": self.change.to_json(),
+            "parts": [p.part_json() for p in self.parts],
+        }
+
+    def part_json(self) -> dict[str, Any]:
+        """As a part of a merged group: what its queries lacked, not an element of its own."""
+        missing = [{"kind": f.kind, "name": f.label} for f in self.change.fixes]
+        return {
+            "headline": self.headline(),
+            "queries": self.queries,
+            "distinct": self.distinct,
+            "examples": list(self.examples),
+            "tile": self.change.base,
+            "missing": missing,
         }
 
 
@@ -151,6 +167,7 @@ class Advice:
             out.append("by reason: " + ", ".join(f"{r} {n}" for r, n in self.reasons))
         for group in self.groups:
             out += ["", group.headline()]
+            out += [f"  {part.headline()}" for part in group.parts]
             out.append(f"  {group.change.action}; add under lattice "
                        f"'{group.change.spec.lattice}' tiles:")  # fmt: skip
             out += ["    " + line for line in group.change.yaml().splitlines()]

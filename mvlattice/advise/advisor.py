@@ -2,11 +2,13 @@
 
 The query log records whether each request was rewritten, not why not; so every distinct missed
 SQL is explained again against the current catalog (`Workspace.rewrite(explain=True)`). A miss
-the current tiles answer is counted as answered now. For the others, each tile whose rejection
-the rewriter can fix (MISSING_COLUMN, CANNOT_ROLL_UP: it names the dimension or measure; STALE,
-NOT_AVAILABLE: it matched) is completed fix by fix (`search.Search`); the nearest tile is the
-one needing the fewest fixes (then the fewest dimensions). When no tile can be completed, a new
-tile is grown from an empty one of each lattice. Misses are grouped by the change they need.
+the current tiles answer is counted as answered now. For the others, the tiles are taken nearest
+first by the rule the Queries page names its nearest view by (`mvrewrite.closest`), and the
+first whose rejection the rewriter can fix (MISSING_COLUMN, CANNOT_ROLL_UP: it names the
+dimension or measure; STALE, NOT_AVAILABLE: it matched) and that fixes complete
+(`search.Search`) is the nearest tile. When no tile can be completed, a new tile is grown from
+an empty one of each lattice. Misses are grouped by the change they need, and groups one tile
+answers are merged into one element (`merge`).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from mvlattice.advise.advice import Advice, Change, Group
+from mvlattice.advise import merge
+from mvlattice.advise.advice import Advice, Change
 from mvlattice.advise.search import FIXABLE, Search
 from mvlattice.errors import QueryTimeoutError, SqlError
 from mvlattice.lattice.lattice import TileSpec
+from mvlattice.mvrewrite.closest import nearest_first
 from mvlattice.querylog.log import LogRecord, read_log
 
 if TYPE_CHECKING:
@@ -76,29 +80,20 @@ def advise_records(
         if result.rewritten:
             answered += times
             continue
-        reasons[_reason(result.explain, tiles)] += times
         change = nearest(sql, result.explain, tiles, model, search)
+        reasons[_reason(result.explain, tiles, change)] += times
         if change is None:
             unadvised += times
         else:
             grouped[change].append((sql, times))
-    groups = [
-        Group(
-            change=change,
-            queries=sum(n for _, n in found),
-            distinct=len(found),
-            examples=tuple(sql for sql, _ in found[:EXAMPLES]),
-        )
-        for change, found in grouped.items()
-    ]
-    groups.sort(key=lambda g: (-g.queries, g.headline()))
+    buckets = merge.merge(grouped, search.answers)
     return Advice(
         since=since.isoformat() if since else None,
         requests=len(requests),
         misses=sum(misses.values()),
         answered_now=answered,
         reasons=tuple(reasons.most_common()),
-        groups=tuple(groups),
+        groups=merge.groups(buckets, EXAMPLES),
         unadvised=unadvised
         + sum(n for _, n in misses.most_common()[MAX_DISTINCT:]),  # not explained: too many
     )
@@ -121,25 +116,25 @@ def nearest(
     model: Model,
     search: Search,
 ) -> Change | None:
-    """The change needing the fewest fixes: to a tile the rewriter rejected with a fixable
-    reason, else a new tile grown from each lattice's empty tile."""
-    found: list[Change] = []
-    for note in explanations:
+    """The change to the nearest tile (`closest.nearest_first`: the Queries page's nearest view
+    when it is a tile) the rewriter rejected with a fixable reason and fixes complete; else a new
+    tile grown from each lattice's empty tile, the one needing the fewest fixes."""
+    for note in nearest_first(explanations):
         spec = tiles.get(note.view or "")
         if spec is None or note.reason not in FIXABLE:
             continue
         fixes = search.complete(sql, spec)
         if fixes is not None:
-            found.append(_change(model, spec, note.view, fixes, str(note.reason)))
-    if not found:
-        for lattice in model.lattices:
-            empty = TileSpec(lattice.name, (), lattice.default_measures)
-            fixes = search.complete(sql, empty)
-            if fixes:
-                found.append(_change(model, empty, None, fixes))
+            return _change(model, spec, note.view, fixes, str(note.reason))
+    found: list[Change] = []
+    for lattice in model.lattices:
+        empty = TileSpec(lattice.name, (), lattice.default_measures)
+        fixes = search.complete(sql, empty)
+        if fixes:
+            found.append(_change(model, empty, None, fixes))
     if not found:
         return None
-    return min(found, key=lambda c: (len(c.fixes), len(c.spec.dimensions), c.base or ""))
+    return min(found, key=lambda c: (len(c.fixes), len(c.spec.dimensions), c.spec.lattice))
 
 
 def _change(
@@ -151,16 +146,17 @@ def _change(
     return Change(spec=spec, base=base, fixes=fixes, defaults=defaults, matched_reason=reason)
 
 
-def _reason(explanations: tuple[Explanation, ...], tiles: Mapping[str, TileSpec]) -> str:
-    """The reason shown for a miss: a tile's fixable reason first, then any tile's, then the
-    query's own (unsupported SQL), then any view's."""
+def _reason(
+    explanations: tuple[Explanation, ...], tiles: Mapping[str, TileSpec], change: Change | None
+) -> str:
+    """The reason shown for a miss: the reason of the tile its change extends, else the nearest
+    tile's, else the query's own (unsupported SQL), else the nearest view's."""
+    if change is not None and change.matched_reason:
+        return change.matched_reason
     notes = [e for e in explanations if e.reason]
-    for ranked in (
-        [e for e in notes if e.view in tiles and e.reason in FIXABLE],
-        [e for e in notes if e.view in tiles],
-        [e for e in notes if e.view is None],
-        notes,
-    ):
-        if ranked:
-            return str(ranked[0].reason)
-    return "NO_VIEWS"
+    ranked = (
+        nearest_first(e for e in notes if e.view in tiles)
+        or [e for e in notes if e.view is None]
+        or nearest_first(notes)
+    )
+    return str(ranked[0].reason) if ranked else "NO_VIEWS"

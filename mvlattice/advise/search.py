@@ -68,6 +68,10 @@ class Search:
             spec = fix.apply(spec)
         return None
 
+    def answers(self, sql: str, spec: TileSpec) -> bool:
+        """Whether a tile like `spec` answers `sql` as it is."""
+        return self._reject(sql, spec) is None
+
     def _reject(self, sql: str, spec: TileSpec) -> Explanation | None:
         """None when `spec` answers `sql`, else the rejection of that tile (or of the query)."""
         key = (sql, spec)

@@ -11,8 +11,9 @@ from mvlattice.output import json_document
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "advise",
-        help="queries the tiles missed (from the query log), grouped by the nearest tile and "
-        "what it lacks, with the tile element to add to the model",
+        help="queries the tiles missed (from the query log), grouped by the nearest tile (as the "
+        "status page names it) and what it lacks, with one tile element to add to the model per "
+        "tile that answers them",
     )
     params.model_argument(p, "model file (its warehouse holds the query log)")
     p.add_argument("--since", help="only since then: a duration ago ('2h', '7d') or ISO time")

@@ -1,6 +1,7 @@
 """`mvlattice advise` on a query log with seeded misses: it names the column and the measure the
-tile lacks, and the tile elements it advises, once added to the model and materialized, answer
-those queries — rewritten, with the rows Spark gives on the base tables."""
+tile lacks — in one element, as one tile answers both — and the element it advises, once added
+to the model and materialized, answers those queries — rewritten, with the rows Spark gives on
+the base tables."""
 
 from __future__ import annotations
 
@@ -69,22 +70,30 @@ def test_advice_names_what_tiles_lack_and_applying_it_answers_the_misses(
     }
     ws = Workspace(model, warehouse=str(where))
     tile = tile_name(ws, ("brand", "the_year"))
-    by_missing = {
-        tuple((m["kind"], m["name"]) for m in g["change"]["missing"]): g for g in doc["groups"]
-    }
-    assert set(by_missing) == {(("dimension", "colour"),), (("measure", "max(amount)"),)}
-    colour, top = by_missing[(("dimension", "colour"),)], by_missing[(("measure", "max(amount)"),)]
-    assert (colour["queries"], colour["change"]["tile"]) == (3, tile)
-    assert (top["queries"], top["change"]["tile"]) == (2, tile)
-    assert colour["change"]["element"] == {"dimensions": ["brand", "the_year", "colour"]}
-    assert {"agg": "max", "args": ["amount"]} in top["change"]["element"]["measures"]
+    # Both misses are answered by one tile: one element, not one per thing the tile lacks.
+    (group,) = doc["groups"]
+    assert (group["queries"], group["distinct"], group["change"]["tile"]) == (5, 2, tile)
+    assert [(m["kind"], m["name"]) for m in group["change"]["missing"]] == [
+        ("dimension", "colour"),
+        ("measure", "max(amount)"),
+    ]
+    element = group["change"]["element"]
+    assert element["dimensions"] == ["brand", "the_year", "colour"]
+    assert {"agg": "max", "args": ["amount"]} in element["measures"]
+    assert [(p["queries"], p["missing"]) for p in group["parts"]] == [
+        (3, [{"kind": "dimension", "name": "colour"}]),
+        (2, [{"kind": "measure", "name": "max(amount)"}]),
+    ]
     assert doc["unadvised"] == 0
 
     code, out, _ = cli(capsys, "advise", str(model), "--since", "1h", *wh)
     assert code == 0
-    assert f"3 queries missed tile {tile} because it lacks column colour" in out
-    assert f"2 queries missed tile {tile} because it lacks measure max(amount)" in out
-    assert "- dimensions: [brand, the_year, colour]" in out
+    assert (
+        f"5 queries missed tile {tile} because it lacks column colour, measure max(amount)" in out
+    )
+    assert f"  3 queries missed tile {tile} because it lacks column colour" in out
+    assert f"  2 queries missed tile {tile} because it lacks measure max(amount)" in out
+    assert out.count("- dimensions: [brand, the_year, colour]") == 1
 
     # Apply the advice: paste the advised elements under the lattice's tiles, materialize.
     data = yaml.safe_load(model.read_text())
