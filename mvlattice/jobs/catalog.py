@@ -34,6 +34,7 @@ from mvlattice.jobs.tables import TableReader, TableState
 from mvlattice.jobs.targets import (
     TILE,
     Target,
+    declared_spec,
     declared_targets,
     lattices_of,
     policy_for,
@@ -109,6 +110,7 @@ def planned_targets(ctx: JobContext, lattice: str | None = None) -> tuple[Target
                 spec = spec_from_json(item)
             except (KeyError, TypeError, ValueError):
                 continue
+            spec = declared_spec(ctx.model, spec)
             found.append(tile_target(spec, ctx.warehouse, "planned"))
     return tuple(found)
 

@@ -1,9 +1,15 @@
 """Stable, readable names and locations for tiles and materializations.
 
 A tile of lattice `star` grouped by (the_year, t.quarter) is the Delta table
-`mvlattice.star__the_year__t_quarter__1a2b3c` stored at
-`<warehouse>/_mvlattice/tiles/star__the_year__t_quarter__1a2b3c`. The short hash covers the
-lattice, the dimensions and the measures, so two tiles never share a name.
+`mvlattice.star__t_quarter__the_year__1a2b3c` stored at
+`<warehouse>/_mvlattice/tiles/star__t_quarter__the_year__1a2b3c`. Dimensions go by their label
+(the bare column name unless two of the lattice's tables share it, then `alias_column`), sorted
+so the order they are listed in does not matter; past MAX_READABLE characters the rest are
+counted (`star__brand_name__product_family__quarter__plus2__1a2b3c`). The short hash covers the
+lattice, the dimensions, the measures and the sketch spelling, so two tiles never share a name.
+A declared tile with a `name:` is `mvlattice.<lattice>__<name>`: the lattice's prefix stays, so
+the catalog, `gc` and session registration find it by prefix like any other tile (also once
+its declaration is gone), and two lattices' names can never meet.
 
 Every location is built here from names and checked to stay in its folder under the warehouse
 (`inside_warehouse`): the model refuses names that are paths, and this is the second line of
@@ -18,29 +24,55 @@ import re
 
 from mvlattice.errors import UsageError
 from mvlattice.lattice.lattice import TileSpec
-from mvlattice.lattice.measures import column_name
 from mvlattice.settings import is_uri, join_location
 from mvlattice.sql.names import path_name_problem
 
 TILE_DATABASE = "mvlattice"
 SKETCH_SPELLING = "hll-xxhash64"  # how approximate distinct measures are sketched
-MAX_READABLE = 80
+MAX_READABLE = 48  # the readable part of a generated name, `__plusN` included
+MAX_LATTICE = 40  # of the lattice's part, so a dimension or `__plusN` fits after it
 TILE_TABLE = re.compile(r"[0-9a-z_]+")  # what tile_table_name makes
 TILES = ("_mvlattice", "tiles")
 MATERIALIZATIONS = ("_mvlattice", "materializations")
 
 
 def tile_table_name(spec: TileSpec) -> str:
-    readable = "__".join([_slug(spec.lattice)] + [column_name(d) for d in spec.dimensions])
-    if not spec.dimensions:
-        readable += "__all"
+    """The tile's table name (unqualified): `<lattice>__<name>` for a named tile, else
+    readable dimensions and a short hash of the tile's identity.
+
+    >>> from mvlattice.lattice.lattice import Measure
+    >>> tile_table_name(TileSpec("star", ("the_year", "t.quarter"), (Measure("count"),)))
+    'star__t_quarter__the_year__bc7938'
+    >>> tile_table_name(TileSpec("star", ("the_year",), (), name="by_year"))
+    'star__by_year'
+    """
+    if spec.name is not None:
+        return f"{lattice_prefix(spec.lattice)}{spec.name}"
     digest = hashlib.sha1(_identity(spec).encode()).hexdigest()[:6]
-    return f"{readable[:MAX_READABLE]}__{digest}"
+    return f"{_readable(spec)}__{digest}"
 
 
 def lattice_prefix(lattice: str) -> str:
     """The start of the table name of every tile of `lattice`."""
-    return f"{_slug(lattice)}__"[:MAX_READABLE]
+    return f"{_slug(lattice)[:MAX_LATTICE]}__"
+
+
+def _readable(spec: TileSpec) -> str:
+    """The lattice and as many sorted dimensions as fit in MAX_READABLE, cut between two
+    dimensions and ending `__plusN` when N were left out."""
+    head = _slug(spec.lattice)[:MAX_LATTICE]
+    if not spec.dimensions:
+        return f"{head}__all"
+    # A label is the bare column name unless two of the lattice's tables share it
+    # (`star.label_columns`); `s.product_id` reads `s_product_id`, so `__` only separates.
+    parts = sorted(_slug(d) for d in spec.dimensions)
+    kept = len(parts)
+    while True:
+        left = [f"plus{len(parts) - kept}"] if kept < len(parts) else []
+        text = "__".join([head, *parts[:kept], *left])
+        if len(text) <= MAX_READABLE or kept == 0:
+            return text
+        kept -= 1
 
 
 def tile_qualified_name(spec: TileSpec) -> str:

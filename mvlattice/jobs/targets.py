@@ -116,6 +116,15 @@ def _declared_targets(model: Model, warehouse: str, lattice: str | None) -> tupl
     return unique(found)
 
 
+def declared_spec(model: Model, spec: TileSpec) -> TileSpec:
+    """The model's declared tile equal to `spec` (so with its `name:`), else `spec`: a plan
+    keeps no names, and a declared tile read back from it must keep its table."""
+    for lat in model.lattices:
+        if lat.name == spec.lattice:
+            return next((tile for tile in lat.tiles if tile == spec), spec)
+    return spec
+
+
 def lattices_of(model: Model, lattice: str | None) -> tuple[Lattice, ...]:
     """All lattices, or the one named (NotFoundError with a suggestion when unknown)."""
     return model.lattices if lattice is None else (model.lattice(lattice),)
@@ -137,6 +146,8 @@ def find_target(targets: Iterable[Target], name: str) -> Target:
         names = {target.name.lower(), target.table.lower()}
         if target.materialization is not None:
             names.add(target.materialization.name.lower())
+        if target.spec is not None and target.spec.name is not None:
+            names.add(target.spec.name)  # a tile's `name:` (unique in the model)
         if wanted in names:
             return target
     known = [t.name for t in pool]

@@ -80,11 +80,15 @@ class Measure:
 
 @dataclass(frozen=True, slots=True)
 class TileSpec:
-    """A tile: the lattice grouped by `dimensions` (labels) with `measures`."""
+    """A tile: the lattice grouped by `dimensions` (labels) with `measures`; `name`: the
+    model's `name:` for a declared tile (its table is then `<lattice>__<name>`)."""
 
     lattice: str
     dimensions: tuple[str, ...]
     measures: tuple[Measure, ...]
+    # Not part of equality or hash: a tile read back from a plan or a build record (which keep
+    # no name) is the same tile as the declared one, so matching and de-duplication still meet.
+    name: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

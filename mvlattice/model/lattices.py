@@ -15,6 +15,7 @@ from mvlattice.lattice.star import ColumnsOf, Star, build_star
 from mvlattice.lattice.stored_names import stored_name_clashes
 from mvlattice.model.durations import check_cron, parse_duration
 from mvlattice.model.nesting import find_cycle
+from mvlattice.model.tile_names import check_tile_names, tile_name
 from mvlattice.sql.aggregates import AGGREGATE_NAMES
 from mvlattice.sql.names import catalog_name_problem, path_name_problem
 
@@ -32,7 +33,7 @@ CALCITE_LATTICE_KEYS = (
     "tiles",
 )
 OUR_LATTICE_KEYS = ("refresh", "maxStaleness", "vacuum", "dimensions", "measures")
-TILE_KEYS = ("dimensions", "measures")
+TILE_KEYS = ("dimensions", "measures", "name")
 MEASURE_KEYS = ("agg", "args", "distinct", "approximate")
 MATERIALIZATION_KEYS = ("view", "table", "sql", "refresh", "maxStaleness", "vacuum")
 
@@ -72,9 +73,10 @@ def parse_lattices(
 ) -> tuple[Lattice, ...]:
     """Lattices at the root (ours) and inside schemas (Calcite's place for them)."""
     found: list[Lattice] = []
+    tile_names: dict[str, str] = {}  # a tile's name -> where it was first declared
     for path, schema, items in _elements(root, "lattices", default_schema, problems):
         for i, item in enumerate(items):
-            lattice = _lattice(item, child(path, i), schema, columns, problems)
+            lattice = _lattice(item, child(path, i), schema, columns, problems, tile_names)
             if lattice is not None:
                 found.append(lattice)
     _check_unique((lat.name for lat in found), "lattice", problems)
@@ -169,7 +171,12 @@ def _elements(
 
 
 def _lattice(
-    item: Any, path: str, schema: str | None, columns: ColumnsOf, problems: Problems
+    item: Any,
+    path: str,
+    schema: str | None,
+    columns: ColumnsOf,
+    problems: Problems,
+    tile_names: dict[str, str],
 ) -> Lattice | None:
     element = problems.mapping(item, path, "a lattice")
     if element is None:
@@ -197,9 +204,8 @@ def _lattice(
         star,
         problems,
     )
-    tiles = _tiles(
-        element.get("tiles", []), child(path, "tiles"), name, star, default_measures, problems
-    )
+    tiles = _tiles(element.get("tiles", []), child(path, "tiles"), name, star, default_measures,
+                   problems, tile_names)  # fmt: skip
     measures = default_measures + tuple(m for tile in tiles for m in tile.measures)
     for message in stored_name_clashes((c.label for c in star.columns), measures):
         problems.add(path, message)
@@ -319,11 +325,13 @@ def _tiles(
     star: Star,
     defaults: tuple[Measure, ...],
     problems: Problems,
+    tile_names: dict[str, str],
 ) -> tuple[TileSpec, ...]:
+    """The declared tiles; `tile_names`: the model's tile names so far (see `tile_names`)."""
     if not isinstance(value, list):
         problems.add(path, "must be a list of tile elements")
         return ()
-    tiles = []
+    tiles, paths = [], []
     for i, item in enumerate(value):
         p = child(path, i)
         element = problems.mapping(item, p, "a tile")
@@ -336,7 +344,9 @@ def _tiles(
             if "measures" in element
             else defaults
         )
-        tiles.append(TileSpec(lattice, dims, measures))
+        tiles.append(TileSpec(lattice, dims, measures, tile_name(element, p, problems)))
+        paths.append(p)
+    check_tile_names(tuple(tiles), tuple(paths), tile_names, problems)
     return tuple(tiles)
 
 
