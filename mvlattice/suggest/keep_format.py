@@ -24,6 +24,7 @@ import yaml
 
 from mvlattice.suggest.yaml_text import (
     DEFAULT,
+    WIDTH,
     Layout,
     block,
     comment_line,
@@ -219,8 +220,7 @@ class _Splicer:
         if node.flow_style:
             if "lattices" in added:
                 raise _Unsafe("lattices would go into a flow-style mapping ({...})")
-            items = ", ".join(f"{scalar(k)}: {self._flow(v)}" for k, v in added.items())
-            self._add_flow(node, items)
+            self._add_flow(node, [f"{scalar(k)}: {self._flow(v)}" for k, v in added.items()])
             return
         column, lines = node.start_mark.column, []
         for key, value in added.items():
@@ -246,7 +246,7 @@ class _Splicer:
 
     def _add_items(self, node: yaml.SequenceNode, added: list) -> None:
         if node.flow_style:
-            self._add_flow(node, ", ".join(self._flow(v) for v in added))
+            self._add_flow(node, [self._flow(v) for v in added])
             return
         lines = sequence_lines(added, node.start_mark.column, self._dash_layout(node))
         self._add_lines(self._end(node), lines)
@@ -258,15 +258,26 @@ class _Splicer:
         same_line = first.start_mark.line == node.start_mark.line
         return replace(self.layout, dash=gap) if same_line and gap >= 2 else self.layout
 
-    def _add_flow(self, node: yaml.Node, items: str) -> None:
-        """After a flow collection's last item (its own commas and comments stay as they are)."""
-        if not node.value:
+    def _add_flow(self, node: yaml.Node, items: list[str]) -> None:
+        """After a flow collection's last item (its own commas and comments stay as they are);
+        an item that would pass the width starts a line of its own, indented under the key."""
+        if node.value:
+            last = node.value[-1]
+            at = (last[1] if isinstance(last, tuple) else last).end_mark.index
+        else:
             at = node.start_mark.index + 1  # just inside `[` or `{`
-            self._edit(at, at, items)
-            return
-        last = node.value[-1]
-        at = (last[1] if isinstance(last, tuple) else last).end_mark.index
-        self._edit(at, at, ", " + items)
+        line = self.text[self.text.rfind("\n", 0, at) + 1 : at]
+        pad = " " * (len(line) - len(line.lstrip()) + self.layout.mapping)
+        used, parts = len(line), []
+        for i, item in enumerate(items):
+            sep = ", " if node.value or i else ""
+            if used + len(sep) + len(item) > WIDTH and used > len(pad):
+                sep, used = sep.rstrip() + "\n" + pad, len(pad)
+            else:
+                used += len(sep)
+            parts.append(sep + item)
+            used += len(item)
+        self._edit(at, at, "".join(parts))
 
     def _add_lines(self, after: int, lines: list[str]) -> None:
         """Whole lines, after the line where the block's content ends (its trailing comment

@@ -116,6 +116,19 @@ def test_flow_lists_and_mappings_grow_in_flow_style() -> None:
     assert kept.text == text.replace("[a]}", "[a], measures: [{agg: count}]}")
 
 
+def test_a_flow_list_that_grows_past_the_width_goes_on_below_its_key() -> None:
+    text = "lattices:\n  - name: star  # s\n    defaultMeasures: [{agg: count}]  # ours\n"
+    document = yaml.safe_load(text)
+    more = [{"agg": "sum", "args": f"column_number_{i}"} for i in range(4)]
+    document["lattices"][0]["defaultMeasures"] += more
+    assert keep_format(text, document).text == (
+        "lattices:\n  - name: star  # s\n"
+        "    defaultMeasures: [{agg: count}, {agg: sum, args: column_number_0},\n"
+        "      {agg: sum, args: column_number_1}, {agg: sum, args: column_number_2},\n"
+        "      {agg: sum, args: column_number_3}]  # ours\n"
+    )
+
+
 def test_a_changed_value_is_replaced_alone() -> None:
     text = "lattices:\n  - name: star  # s\n    sql: |\n      select 1\n      from x.t\n\n# end\n"
     document = yaml.safe_load(text)
