@@ -17,10 +17,12 @@ from mvlattice.plan.render import GraphNode, TileGraph
 
 CHAR_WIDTH = 7.0  # px per character of 12px sans-serif, near enough to size boxes
 LINE_HEIGHT = 15.0
-STAR_RADIUS = 190.0  # distance between a table and the table it joins to
+STAR_RADIUS = 190.0  # distance between a table and the table it joins to, at least
+SPREAD = 1.15  # the star's distances grow by this factor until no two boxes overlap
+GAP = 12.0  # the least room between two boxes or two labels
 MAX_COLUMNS = 5  # columns listed in a table's box; the rest are counted
 LEVEL_GAP = 120.0  # vertical distance between levels of the tile lattice
-SLOT_WIDTH = 170.0  # horizontal room for one view of the tile lattice
+SLOT_WIDTH = 170.0  # horizontal room for one view of the tile lattice, at least
 MIN_R, MAX_R = 8.0, 30.0  # circle radii of the smallest and the largest view
 PAD = 20.0
 TITLE = ' class="title"'
@@ -41,10 +43,10 @@ class StarTable:
     columns: tuple[str, ...] = ()  # dimension labels read from this table
 
 
-def star_layout(tables: Iterable[StarTable]) -> dict[str, Point]:
+def star_layout(tables: Iterable[StarTable], distance: float = STAR_RADIUS) -> dict[str, Point]:
     """Centre of each table's box: the fact at (0, 0), its dimension tables evenly around it,
     and each further table on its parent's arm, inside the parent's share of the circle (so
-    arms never cross)."""
+    arms never cross); `distance` between a table and its parent."""
     items = tuple(tables)
     children: dict[str | None, list[str]] = {}
     for t in items:
@@ -52,7 +54,7 @@ def star_layout(tables: Iterable[StarTable]) -> dict[str, Point]:
     roots = children.get(None, [])
     out: dict[str, Point] = {}
     for root in roots:
-        _place(root, 0, (0.0, 2 * math.pi), children, out)
+        _place(root, 0, (0.0, 2 * math.pi), children, out, distance)
     return out
 
 
@@ -62,10 +64,11 @@ def _place(
     sector: tuple[float, float],
     children: Mapping[str | None, list[str]],
     out: dict[str, Point],
+    distance: float,
 ) -> None:
     low, high = sector
     angle = (low + high) / 2
-    out[alias] = (depth * STAR_RADIUS * math.cos(angle), depth * STAR_RADIUS * math.sin(angle))
+    out[alias] = (depth * distance * math.cos(angle), depth * distance * math.sin(angle))
     kids = children.get(alias, [])
     if depth == 0:  # the fact's arms: evenly around the whole circle, first one pointing up
         share = 2 * math.pi / max(1, len(kids))
@@ -73,15 +76,15 @@ def _place(
     else:
         share = (high - low) / max(1, len(kids))
     for i, kid in enumerate(kids):
-        _place(kid, depth + 1, (low + i * share, low + (i + 1) * share), children, out)
+        _place(kid, depth + 1, (low + i * share, low + (i + 1) * share), children, out, distance)
 
 
 def star_svg(tables: Iterable[StarTable]) -> str:
     items = tuple(tables)
     if not items:
         return '<p class="empty">no tables</p>'
-    where = star_layout(items)
-    boxes = {t.alias: _box_size(t) for t in items if t.alias in where}
+    boxes = {t.alias: box_size(t) for t in items}
+    where = spread_star(items, boxes)
     edges = [
         f'<line class="join" x1="{_n(where[t.parent][0])}" y1="{_n(where[t.parent][1])}" '
         f'x2="{_n(where[t.alias][0])}" y2="{_n(where[t.alias][1])}"/>'
@@ -92,7 +95,32 @@ def star_svg(tables: Iterable[StarTable]) -> str:
     return _svg("star", where, boxes, edges + nodes)
 
 
-def _box_size(table: StarTable) -> Point:
+def spread_star(tables: tuple[StarTable, ...], boxes: Mapping[str, Point]) -> dict[str, Point]:
+    """The star laid out with its arms long enough that no two tables' boxes overlap (wide
+    names on many arms need more than STAR_RADIUS; the picture scales to its container)."""
+    distance = STAR_RADIUS
+    where = star_layout(tables, distance)
+    for _ in range(40):  # 1.15**40: ~270 times the distance, far beyond any real box
+        if not overlapping(where, boxes):
+            break
+        distance *= SPREAD
+        where = star_layout(tables, distance)
+    return where
+
+
+def overlapping(where: Mapping[str, Point], boxes: Mapping[str, Point]) -> list[tuple[str, str]]:
+    """Pairs of boxes (centred at `where`, of size `boxes`) closer than GAP to each other."""
+    names = sorted(k for k in where if k in boxes)
+    return [
+        (a, b)
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+        if abs(where[a][0] - where[b][0]) < (boxes[a][0] + boxes[b][0]) / 2 + GAP
+        and abs(where[a][1] - where[b][1]) < (boxes[a][1] + boxes[b][1]) / 2 + GAP
+    ]
+
+
+def box_size(table: StarTable) -> Point:
     lines = _box_lines(table)
     width = max(len(line) for line in lines) * CHAR_WIDTH + 16
     return width, len(lines) * LINE_HEIGHT + 10
@@ -122,9 +150,10 @@ def _table_box(table: StarTable, at: Point, size: Point) -> str:
 
 
 # -- the tile lattice ----------------------------------------------------------------------------
-def tile_layout(graph: TileGraph) -> dict[str, Point]:
+def tile_layout(graph: TileGraph, slot: float = SLOT_WIDTH) -> dict[str, Point]:
     """Centre of each view: the star on top, then one row per number of dimensions (widest
-    first), each row centred and ordered by where its parents sit (fewer crossings)."""
+    first), each row centred and ordered by where its parents sit (fewer crossings); `slot`:
+    the distance between neighbours in a row."""
     levels = sorted({_level(n) for n in graph.nodes}, reverse=True)
     parents: dict[str, list[str]] = {}
     for parent, child in graph.edges:
@@ -134,7 +163,7 @@ def tile_layout(graph: TileGraph) -> dict[str, Point]:
         members = [n for n in graph.nodes if _level(n) == level]
         members.sort(key=lambda n: (_mean_x(parents.get(n.id, []), out), n.index))
         for i, node in enumerate(members):
-            out[node.id] = ((i - (len(members) - 1) / 2) * SLOT_WIDTH, row * LEVEL_GAP)
+            out[node.id] = ((i - (len(members) - 1) / 2) * slot, row * LEVEL_GAP)
     return out
 
 
@@ -149,12 +178,16 @@ def radius(rows: float, largest: float) -> float:
 def tile_svg(graph: TileGraph) -> str:
     if not graph.nodes:
         return '<p class="empty">no plan</p>'
-    where = tile_layout(graph)
+    labels = {n.id: view_label(n, graph.lattice) for n in graph.nodes}
+    wide = {k: max(text_width(line) for line in lines) for k, lines in labels.items()}
+    # Neighbours in a row stand as far apart as the widest label needs (labels never overlap)
+    widest = max((w for k, w in wide.items() if k != "star"), default=0.0)  # alone in its row
+    where = tile_layout(graph, max(SLOT_WIDTH, widest + GAP))
     largest = max(n.rows for n in graph.nodes)
     sizes = {n.id: radius(n.rows, largest) for n in graph.nodes}
-    boxes = {n.id: (SLOT_WIDTH - 10, 2 * sizes[n.id] + 3 * LINE_HEIGHT) for n in graph.nodes}
+    boxes = {k: (max(wide[k], 2 * sizes[k]), 2 * sizes[k] + 3 * LINE_HEIGHT) for k in where}
     edges = [_arrow(where[p], where[c], sizes[p], sizes[c]) for p, c in graph.edges]
-    nodes = [_view(n, where[n.id], sizes[n.id], graph.lattice) for n in graph.nodes]
+    nodes = [_view(n, where[n.id], sizes[n.id], labels[n.id]) for n in graph.nodes]
     return _svg("tiles", where, boxes, edges + nodes, arrows=True)
 
 
@@ -180,15 +213,25 @@ def _arrow(start: Point, end: Point, r_start: float, r_end: float) -> str:
     )
 
 
-def _view(node: GraphNode, at: Point, r: float, lattice: str) -> str:
-    x, y = at
+def view_label(node: GraphNode, lattice: str) -> list[str]:
+    """The lines under a view's circle (its title holds every dimension)."""
     if node.id == "star":
-        kind, lines = "view star", [f"{lattice} (full detail)", f"{_count(node.rows)} rows"]
-    else:
-        kind = "view tile declared" if node.declared else "view tile"
-        dims = ", ".join(node.dimensions) or "()"
-        lines = [f"#{node.index} {_clip(dims)}",
-                 f"{_count(node.rows)} rows, benefit {_count(node.benefit)}"]  # fmt: skip
+        return [f"{_clip(lattice, 40)} (full detail)", f"{_count(node.rows)} rows"]
+    dims = ", ".join(node.dimensions) or "()"
+    return [f"#{node.index} {_clip(dims)}",
+            f"{_count(node.rows)} rows, benefit {_count(node.benefit)}"]  # fmt: skip
+
+
+def text_width(line: str) -> float:
+    """An estimate of a line's width in 12px sans-serif (no font metrics on the server)."""
+    return len(line) * CHAR_WIDTH
+
+
+def _view(node: GraphNode, at: Point, r: float, lines: list[str]) -> str:
+    x, y = at
+    kind = "view star" if node.id == "star" else "view tile"
+    if node.declared:
+        kind += " declared"
     texts = "".join(
         f'<text x="{_n(x)}" y="{_n(y + r + (i + 1) * LINE_HEIGHT)}" text-anchor="middle">'
         f"{esc(line)}</text>"
