@@ -65,11 +65,11 @@ def keep_format(text: str, document: Mapping[str, Any]) -> Kept:
     return Kept(out)
 
 
-MERGE = "tag:yaml.org,2002:merge"
-
-
 class _Unsafe(Exception):  # internal signal: becomes Kept's reason
     pass
+
+
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ def _compose(text: str) -> yaml.Node:
         raise _Unsafe("the file's root is not a mapping")
     # constructing a node with merge keys rewrites the node itself (PyYAML flattens it)
     if any(
-        k.tag == MERGE for n in _nodes(root) if isinstance(n, yaml.MappingNode) for k, _ in n.value
+        k.tag == _MERGE for n in _nodes(root) if isinstance(n, yaml.MappingNode) for k, _ in n.value
     ):
         raise _Unsafe("the file uses merge keys (<<)")
     return root
@@ -192,7 +192,7 @@ class _Splicer:
             self.visit(value_node, new[key], self._inside(node, key_node, place, key))
         added = {k: new[k] for k in list(new)[len(keys) :]}
         if added:
-            self._add_keys(node, added, place)
+            self._add_keys(node, added)
         return True
 
     def _key(self, node: yaml.Node) -> Any:
@@ -216,7 +216,7 @@ class _Splicer:
             return _Place("key", at.start_mark.column, at.end_mark.index, path)
         return _Place("item", parent.start_mark.column, 0, path)
 
-    def _add_keys(self, node: yaml.MappingNode, added: Mapping, place: _Place) -> None:
+    def _add_keys(self, node: yaml.MappingNode, added: Mapping) -> None:
         if node.flow_style:
             if "lattices" in added:
                 raise _Unsafe("lattices would go into a flow-style mapping ({...})")

@@ -16,7 +16,6 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mvlattice.cli.main import main
 from mvlattice.model.loader import Model, load_model
 from mvlattice.suggest.emit import emit_json, emit_model, emit_over
 from mvlattice.suggest.keep_format import keep_format
@@ -182,6 +181,12 @@ STAR_COMMENTED = foodmart_yaml(
 )
 
 
+LOG = """
+select "t"."the_year", sum("s"."unit_sales") from "foodmart"."sales_fact_1997" as "s"
+join "foodmart"."time_by_day" as "t" on "s"."time_id" = "t"."time_id" group by "t"."the_year";
+"""
+
+
 def test_kept_model_loads_as_the_reserialized_one(tmp_path: Path) -> None:
     base = model_from(tmp_path, STAR_COMMENTED, "base.yaml")
     result = suggest(entries(), model=base, max_tiles=2)
@@ -320,57 +325,6 @@ def test_an_unsafe_shape_falls_back_to_the_reserialized_model(tmp_path: Path) ->
         "formatting of flow.yaml could not be kept ('lattices:' is a flow-style list ([...]) "
         "and would change): written re-serialized"
     )
-
-
-# --- the CLI ------------------------------------------------------------------------------------
-
-LOG = """
-select "t"."the_year", sum("s"."unit_sales") from "foodmart"."sales_fact_1997" as "s"
-join "foodmart"."time_by_day" as "t" on "s"."time_id" = "t"."time_id" group by "t"."the_year";
-"""
-
-
-@pytest.mark.parametrize("flow", [False, True])
-def test_suggest_model_o_keeps_the_file_or_says_why_not(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], flow: bool
-) -> None:
-    log = tmp_path / "log.sql"
-    log.write_text(LOG, encoding="utf-8")
-    text = STAR_COMMENTED
-    if flow:
-        text = foodmart_yaml("lattices: [{name: store, sql: 'select 1 from foodmart.store'}]\n")
-    model, out, wh = tmp_path / "model.yaml", tmp_path / "out.yaml", str(tmp_path / "wh")
-    model.write_text(text, encoding="utf-8")
-    args = ["suggest", "--log", str(log), "--model", str(model), "--dialect", "ansi"]
-    assert main([*args, "--no-data", "-o", str(out), "--warehouse", wh]) == 0
-    printed = capsys.readouterr()
-    assert f"Wrote {out}" in printed.out
-    written = out.read_text(encoding="utf-8")
-    if flow:
-        assert printed.err == (
-            "note: formatting of model.yaml could not be kept ('lattices:' is a flow-style "
-            "list ([...]) and would change): written re-serialized\n"
-        )
-        assert written.startswith("# Suggested by")
-    else:
-        assert printed.err == ""
-        assert "# lattices: the star, by hand\n" in written and "# tiles we chose\n" in written
-    assert main(["validate", str(out), "--warehouse", wh]) == 0
-
-
-def test_suggest_model_json_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    log = tmp_path / "log.sql"
-    log.write_text(LOG, encoding="utf-8")
-    model, out, wh = tmp_path / "model.json", tmp_path / "out.json", str(tmp_path / "wh")
-    model.write_text(json.dumps(yaml.safe_load(foodmart_yaml())), encoding="utf-8")
-    args = ["suggest", "--log", str(log), "--model", str(model), "--dialect", "ansi"]
-    assert main([*args, "--no-data", "-o", str(out), "--warehouse", wh]) == 0
-    assert [lat.name for lat in load_model(out, warehouse=wh).lattices] == ["sales_fact_1997"]
-    capsys.readouterr()
-    assert main([*args, "--no-data", "--warehouse", wh]) == 0  # no -o: JSON, like the model
-    printed = capsys.readouterr()
-    assert json.loads(printed.out)["lattices"][0]["name"] == "sales_fact_1997"
-    assert "Suggested by `mvlattice suggest`" in printed.err  # the summary, beside the model
 
 
 # --- any block document we write, grown anywhere, keeps its text ---------------------------
