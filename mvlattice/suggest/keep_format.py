@@ -137,6 +137,14 @@ def _is_block(node: yaml.Node, kind: type[yaml.CollectionNode]) -> bool:
     return isinstance(node, kind) and not node.flow_style and bool(node.value)
 
 
+def _last(node: yaml.Node) -> yaml.Node:
+    """The node whose text ends a block collection (itself, for a scalar or flow collection)."""
+    while isinstance(node, yaml.MappingNode | yaml.SequenceNode) and not node.flow_style:
+        last = node.value[-1]
+        node = last[1] if isinstance(last, tuple) else last
+    return node
+
+
 def _value(node: yaml.Node) -> Any:
     """What the node reads as (PyYAML's safe constructor, for this node alone)."""
     loader = yaml.SafeLoader("")
@@ -230,7 +238,7 @@ class _Splicer:
             else:
                 lines += [comment_line(c, column) for c in unwrap(value)[1]]
                 lines.append(f"{' ' * column}{scalar(key)}: {known}")
-        self._add_lines(self._end(node), lines)
+        self._add_lines(node, lines)
 
     def _known(self, value: Any) -> str | None:
         """The file's own text of an equal flow list or mapping (a pinned tile's `measures`
@@ -249,7 +257,7 @@ class _Splicer:
             self._add_flow(node, [self._flow(v) for v in added])
             return
         lines = sequence_lines(added, node.start_mark.column, self._dash_layout(node))
-        self._add_lines(self._end(node), lines)
+        self._add_lines(node, lines)
 
     def _dash_layout(self, node: yaml.SequenceNode) -> Layout:
         """The list's own gap from `-` to its items' text, where it shows one."""
@@ -279,11 +287,17 @@ class _Splicer:
             used += len(item)
         self._edit(at, at, "".join(parts))
 
-    def _add_lines(self, after: int, lines: list[str]) -> None:
+    def _add_lines(self, node: yaml.Node, lines: list[str]) -> None:
         """Whole lines, after the line where the block's content ends (its trailing comment
-        stays on it; comments and blank lines after it stay after)."""
-        newline = self.text.find("\n", after)
-        at = len(self.text) if newline < 0 else newline + 1
+        stays on it; comments and blank lines after it stay after), or after a block scalar's
+        own trailing lines (`|+` keeps them in its value)."""
+        leaf = _last(node)
+        at = leaf.end_mark.index
+        if not (isinstance(leaf, yaml.ScalarNode) and leaf.style in ("|", ">")):
+            at = self._end(leaf)
+        if self.text[at - 1 : at] != "\n":  # not at a line's start: after the line
+            newline = self.text.find("\n", at)
+            at = len(self.text) if newline < 0 else newline + 1
         if at == len(self.text) and not self.text.endswith("\n") and not self.ended:
             self._edit(at, at, "\n")  # the file's last line had no line break: once, first
             self.ended = True
@@ -332,9 +346,7 @@ class _Splicer:
     def _end(self, node: yaml.Node) -> int:
         """Where the node's own text ends: a block collection's ends with its last value (its
         end mark is the next token, past comments); a block scalar's without its line breaks."""
-        while isinstance(node, yaml.MappingNode | yaml.SequenceNode) and not node.flow_style:
-            last = node.value[-1]
-            node = last[1] if isinstance(last, tuple) else last
+        node = _last(node)
         end = node.end_mark.index
         while end > node.start_mark.index and self.text[end - 1] in " \t\r\n":
             end -= 1

@@ -146,6 +146,11 @@ def test_a_file_without_a_last_line_break_or_with_crlf_stays_so() -> None:
     assert grow(crlf, "t") == crlf + "    tiles: [t]\r\n"
 
 
+def test_a_block_scalar_keeps_its_trailing_lines_and_document_markers_stay() -> None:
+    text = "---\nlattices:\n  - name: star\n    sql: |+\n      select 1\n\n# sql ends\n...\n"
+    assert grow(text, "t") == text.replace("\n# sql", "\n    tiles: [t]\n# sql")
+
+
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
