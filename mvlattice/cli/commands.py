@@ -37,13 +37,13 @@ DEMO_QUERIES = (
 
 
 def setup(args: argparse.Namespace) -> int:
+    # Progress on stderr: the quick start runs `mvlattice setup >/dev/null` and still shows it.
+    steps = Steps()
     import pyspark
 
     from mvlattice.datasets.foodmart import ensure_artifact
     from mvlattice.jars import ensure_jars, jar_dir
 
-    # Progress on stderr: the quick start runs `mvlattice setup >/dev/null` and still shows it.
-    steps = Steps()
     with steps.step("Delta's jars") as say:
         jars = ensure_jars(pyspark.__version__, say=say)
     print(f"Delta jars: {len(jars)} in {jar_dir()}")

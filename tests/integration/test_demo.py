@@ -14,10 +14,27 @@ from mvlattice.cli.main import main
 pytestmark = pytest.mark.spark
 
 
+STEPS = (
+    "starting Spark",
+    "loading FoodMart",
+    "checking the model's constraints on the data",
+    "running the month query",
+    "planning and building tiles",
+    *(f"timing '{name}': base, on Spark, by default" for name, _ in DEMO_QUERIES),
+    "demo",
+)
+
+
 def _demo(capsys: pytest.CaptureFixture[str], warehouse: Path) -> str:
     code = main(["demo", "--warehouse", str(warehouse)])
-    out = capsys.readouterr().out
-    assert code == 0, out
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    # Every step's progress and wall time on stderr (issue 36), each line stamped.
+    lines = err.splitlines()
+    assert all(re.match(r"\[\s*\d+\.\ds\] ", line) for line in lines), err
+    for step in STEPS:
+        assert re.search(rf"^\[[^]]+\] {re.escape(step)}: done in \d+(\.\d)? s$", err, re.M), err
+    assert re.search(r"^\[[^]]+\]   sales_fact_1997\s+86,837 rows\s+\d+\.\d s", err, re.M), err
     return out
 
 
