@@ -93,7 +93,37 @@ def build_session(
     spark.sparkContext.setLogLevel("ERROR")
     _jvm_stdout_to(spark, log_file(warehouse))
     quiet_python_loggers()
+    interrupt_without_reentry(spark)
     return spark
+
+
+def interrupt_without_reentry(spark: SparkSession) -> None:
+    """Ctrl-C cancels Spark's jobs from a thread of its own, then interrupts the main thread as
+    Python does by default. PySpark's own handler cancels through py4j inside the signal
+    handler, on the main thread, which is usually itself waiting in a py4j call: py4j then
+    fails ("reentrant call") and logs two tracebacks. A handler that is not PySpark's (a
+    server's, the user's) is left alone."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal handlers can only be set from the main thread
+    if getattr(signal.getsignal(signal.SIGINT), "__module__", None) != "pyspark.core.context":
+        return
+    context = spark.sparkContext
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        threading.Thread(target=_cancel_all, args=(context,), daemon=True).start()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
+
+
+def _cancel_all(context: Any) -> None:
+    try:
+        context.cancelAllJobs()
+    except Exception:  # noqa: BLE001 - the process is stopping; a JVM already gone is fine
+        return
 
 
 def _on_this_machine(master: str) -> bool:
@@ -126,6 +156,18 @@ def quiet_python_loggers() -> None:
         # py4j logs a lost gateway with a traceback; a logging set-up applied later (uvicorn's)
         # must not bring it back to the root handlers.
         logger.propagate = False
+    # py4j also logs through the root logger (`logging.exception(...)`, e.g. a call cut short
+    # by Ctrl-C), with a traceback: those records are dropped too.
+    root = logging.getLogger()
+    if not any(isinstance(f, _NotFromPy4j) for f in root.filters):
+        root.addFilter(_NotFromPy4j())
+
+
+class _NotFromPy4j:
+    """A logging filter: records logged by py4j's own modules are dropped."""
+
+    def filter(self, record: Any) -> bool:
+        return f"{os.sep}py4j{os.sep}" not in record.pathname
 
 
 def log_file(warehouse: str) -> Path:
