@@ -10,8 +10,9 @@ A dependency is claimed only where the counts can tell it from a violation (`sup
 counts that are equal; sketched counts that are equal and small enough that one violating
 combination would show (n ≤ 35 at p = 16), marked `exact=False`; or a dependency the star's
 joins guarantee (`guaranteed`, from `statistics.implied`). Sketched counts equal only within the
-tolerance are not claimed — nor given to the estimator or the planner — only counted
-(`unsupported`): at 1,000 values ±2 % hides 20 violating combinations.
+tolerance are not claimed (`unsupported`): at 1,000 values ±2 % hides 20 violating combinations.
+The planner's estimator never takes them as dependencies, only as the measured ratio
+d(X ∪ {y}) / d(X) (`estimate`, rule 1).
 
 Calcite's profiler had a NULL bug here: it counted with `count(distinct a, b)`, which skips rows
 with a NULL in any column, so NULLs collapsed combinations and produced false keys and FDs. Our
@@ -46,7 +47,8 @@ class FunctionalDependency:
 class Discovery:
     unique_keys: tuple[tuple[str, ...], ...]
     dependencies: tuple[FunctionalDependency, ...]
-    unsupported: int = 0  # dependencies equal only within the tolerance: not claimed
+    # (determinant, dependent) equal only within the tolerance: not claimed, only estimated by
+    unsupported: tuple[tuple[ColumnSet, str], ...] = ()
 
 
 def discover(
@@ -64,7 +66,7 @@ def discover(
 
     >>> counts = {frozenset({"a"}): 1000.0, frozenset({"a", "b"}): 1004.0}
     >>> discover(10**5, counts, exact=False, tolerance=0.01)
-    Discovery(unique_keys=(), dependencies=(), unsupported=1)
+    Discovery(unique_keys=(), dependencies=(), unsupported=((frozenset({'a'}), 'b'),))
     """
     keys = _keys(rows, counts, tolerance)
 
@@ -133,9 +135,9 @@ def _dependencies(
     labels: Sequence[str],
     near_key: float,
     supported: Callable[[ColumnSet, str], bool],
-) -> tuple[list[tuple[ColumnSet, str]], int]:
+) -> tuple[list[tuple[ColumnSet, str]], tuple[tuple[ColumnSet, str], ...]]:
     """Minimal (determinant, dependent) pairs whose counts agree within the tolerance, split
-    into those `supported` claims and how many others there are."""
+    into those `supported` claims and the others."""
     constants = {next(iter(s)) for s, d in counts.items() if len(s) == 1 and d <= 1}
     claimed: dict[str, list[ColumnSet]] = {c: [frozenset()] for c in constants}
     unsupported: dict[str, list[ColumnSet]] = {}
@@ -153,7 +155,7 @@ def _dependencies(
                 kept = claimed if supported(det, dep) else unsupported
                 kept.setdefault(dep, []).append(det)
     pairs = [(det, dep) for dep, dets in claimed.items() for det in dets]
-    return pairs, sum(len(dets) for dets in unsupported.values())
+    return pairs, tuple((det, dep) for dep, dets in unsupported.items() for det in dets)
 
 
 def _sorted(

@@ -57,7 +57,8 @@ class Profile:
     unique_keys: tuple[tuple[str, ...], ...] = ()
     dependencies: tuple[FunctionalDependency, ...] = ()
     passes: int = 0
-    unsupported: int = 0  # dependencies the counts agree on only within the sketches' error
+    # (determinant, dependent) the counts agree on only within the sketches' error: not claimed
+    unsupported: tuple[tuple[ColumnSet, str], ...] = ()
     guaranteed: Dependencies = ()  # what the star's joins fix (`statistics.implied`)
     _estimator: list[Estimator] = field(default_factory=list, init=False, compare=False, repr=False)
 
@@ -70,7 +71,8 @@ class Profile:
         if not self._estimator:
             deps = [(frozenset(f.determinant), f.dependent) for f in self.dependencies]
             keys = [frozenset(k) for k in self.unique_keys]
-            self._estimator.append(Estimator(self.rows, self.counts, keys, deps))
+            near = self.unsupported  # estimated by their ratio, never taken as dependencies
+            self._estimator.append(Estimator(self.rows, self.counts, keys, deps, near=near))
         return self._estimator[0]
 
     def sets(self) -> list[ColumnSet]:
@@ -100,7 +102,7 @@ class Profile:
                 {"determinant": list(f.determinant), "dependent": f.dependent, "exact": f.exact}
                 for f in self.dependencies
             ],
-            "unsupported_dependencies": self.unsupported,
+            "unsupported_dependencies": len(self.unsupported),
         }
 
 

@@ -25,7 +25,8 @@ probability at most (n + 1)·n / 2m. Claim X → y from sketches only when
 
 α = 1 %: n ≤ 35 for p = 16 (this bound is the stricter of the two). Exact counts claim on
 equality alone, and a dependency the star's joins guarantee (`statistics.implied`) needs no
-evidence from counts. Everything else is not claimed — nor used by the planner as one.
+evidence from counts. Everything else is not claimed, and the planner's estimator never takes
+it for a dependency, only for its measured ratio d(X ∪ {y}) / d(X) (`estimate`, rule 1).
 """
 
 from __future__ import annotations
