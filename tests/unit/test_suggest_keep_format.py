@@ -21,7 +21,7 @@ from mvlattice.suggest.emit import emit_json, emit_model, emit_over
 from mvlattice.suggest.keep_format import keep_format
 from mvlattice.suggest.logs import ANSI, LogEntry
 from mvlattice.suggest.suggester import suggest
-from mvlattice.suggest.yaml_text import Commented, dump
+from mvlattice.suggest.yaml_text import Commented, Layout, block
 from tests.unit.test_suggest_calcite import foodmart_yaml, model_from
 from tests.unit.test_suggest_emit import STAR, entries
 
@@ -359,11 +359,16 @@ def holds_in_order(old: str, new: str) -> bool:
     return all(c in rest for c in old)
 
 
-@given(st.dictionaries(st.text(min_size=1, max_size=6), values, min_size=1, max_size=4), values)
-def test_growing_any_document_only_inserts_text(document: dict, extra: Any) -> None:
-    text = dump(document)  # keys of at most 6 characters: "zz added" is always new
-    new = grown(yaml.safe_load(text), Commented(extra, ("added",)))
+documents = st.dictionaries(st.text(min_size=1, max_size=6), values, min_size=1, max_size=4)
+layouts = st.builds(Layout, st.integers(1, 5), st.integers(0, 5), st.integers(2, 5))
+
+
+@given(documents, values, layouts)
+def test_growing_any_document_only_inserts_text(document: dict, extra: Any, layout: Layout) -> None:
+    text = "\n".join(block(document, 0, layout)) + "\n"  # any indentation we can write
+    assert yaml.safe_load(text) == document
+    new = grown(document, Commented(extra, ("added",)))  # keys of 6 characters at most: all new
     kept = keep_format(text, new)
     assert kept.text is not None, kept.reason
-    assert yaml.safe_load(kept.text) == grown(yaml.safe_load(text), extra)
+    assert yaml.safe_load(kept.text) == grown(document, extra)
     assert holds_in_order(text, kept.text)
