@@ -73,6 +73,9 @@ def profile_lines(doc: dict, dependencies: Sequence[Any], show_all: bool) -> lis
         lines.append(f"(and {plural(hidden, 'set')} of several columns: --all or --json)")
     keys = [", ".join(k) for k in doc["unique_keys"]]
     lines.append("unique keys: " + ("; ".join(f"({k})" for k in keys) if keys else "none found"))
+    near = doc.get("unsupported_keys", 0)
+    if near:
+        lines[-1] += f" (not claimed: {plural(near, 'set')} unique only within the sketches' error)"
     exact = [d for d in dependencies if d.exact]
     approximate = [d for d in dependencies if not d.exact]
     listed = exact + (approximate if show_all else [])

@@ -5,14 +5,15 @@ X has one value of y). Both are reported minimal: no subset of a key is a key, n
 determinant determines the same column, and nothing is reported that a key or a constant column
 already explains. A constant column c (d(c) = 1, e.g. all NULL) is reported as `-> c`.
 
-Keys are compared with a relative `tolerance`: 0 for exact counts, the sketch's for sketches.
-A dependency is claimed only where the counts can tell it from a violation (`support`): exact
-counts that are equal; sketched counts that are equal and small enough that one violating
-combination would show (n ≤ 35 at p = 16), marked `exact=False`; or a dependency the star's
-joins guarantee (`guaranteed`, from `statistics.implied`). Sketched counts equal only within the
-tolerance are not claimed (`unsupported`): at 1,000 values ±2 % hides 20 violating combinations.
-The planner's estimator never takes them as dependencies, only as the measured ratio
-d(X ∪ {y}) / d(X) (`estimate`, rule 1).
+Counts equal within a relative `tolerance` (0 for exact counts) are candidates. A dependency
+(and a key, X -> every column) is claimed only where the counts can tell it from a violation
+(`support`): exact counts that are equal; sketched counts that are equal and small enough that
+one violating combination would show (n ≤ 35 at p = 16), marked `exact=False`; or a dependency
+the star's joins guarantee (`guaranteed`, from `statistics.implied`). Sketched counts equal
+only within the tolerance are not claimed (`unsupported`, `near_keys`): at 1,000 values ±2 %
+hides 20 violating combinations. The planner's estimator never takes them as dependencies, only
+as the measured ratio d(X ∪ {y}) / d(X) (`estimate`, rule 1); a near-key still bounds its
+supersets' counts between its own and the rows.
 
 Calcite's profiler had a NULL bug here: it counted with `count(distinct a, b)`, which skips rows
 with a NULL in any column, so NULLs collapsed combinations and produced false keys and FDs. Our
@@ -47,8 +48,12 @@ class FunctionalDependency:
 class Discovery:
     unique_keys: tuple[tuple[str, ...], ...]
     dependencies: tuple[FunctionalDependency, ...]
-    # (determinant, dependent) equal only within the tolerance: not claimed, only estimated by
+    # (determinant, dependent) equal only within the tolerance: not claimed; the estimator
+    # uses their measured ratio
     unsupported: tuple[tuple[ColumnSet, str], ...] = ()
+    # sets with as many values as rows only within the tolerance: not claimed; d(S ⊇ X) is
+    # between d(X) and the rows, so the estimator may still bound by them
+    near_keys: tuple[tuple[str, ...], ...] = ()
 
 
 def discover(
@@ -65,8 +70,9 @@ def discover(
     `limit` is the largest sketched count that supports a dependency (`support`).
 
     >>> counts = {frozenset({"a"}): 1000.0, frozenset({"a", "b"}): 1004.0}
-    >>> discover(10**5, counts, exact=False, tolerance=0.01)
-    Discovery(unique_keys=(), dependencies=(), unsupported=((frozenset({'a'}), 'b'),))
+    >>> found = discover(10**5, counts, exact=False, tolerance=0.01)
+    >>> found.dependencies, found.unsupported
+    ((), ((frozenset({'a'}), 'b'),))
     """
     keys = _keys(rows, counts, tolerance)
 
@@ -82,10 +88,15 @@ def discover(
     near_key = rows * (1 - NEAR_KEY_MARGIN) if tolerance > 0 else float(rows)
     claimed, unsupported = _dependencies(counts, keys, tolerance, labels, near_key, supported)
     found = [FunctionalDependency(ordered(det, labels), dep, exact) for det, dep in claimed]
+    # A key is X -> every column: claimed on the same evidence, d(X) = rows, as a dependency.
+    held = [
+        k for k in keys if (counts[k] == rows if exact else sketch_supports(rows, counts[k], limit))
+    ]
     return Discovery(
-        tuple(ordered(k, labels) for k in _in_order(keys, labels)),
+        tuple(ordered(k, labels) for k in _in_order(held, labels)),
         _sorted(found, labels),
         unsupported,
+        tuple(ordered(k, labels) for k in _in_order([k for k in keys if k not in held], labels)),
     )
 
 

@@ -60,6 +60,7 @@ class Profile:
     # (determinant, dependent) the counts agree on only within the sketches' error: not claimed
     unsupported: tuple[tuple[ColumnSet, str], ...] = ()
     guaranteed: Dependencies = ()  # what the star's joins fix (`statistics.implied`)
+    near_keys: tuple[tuple[str, ...], ...] = ()  # keys only within the sketches' error
     _estimator: list[Estimator] = field(default_factory=list, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -70,7 +71,8 @@ class Profile:
         """The estimator for sets never counted, built once from this profile."""
         if not self._estimator:
             deps = [(frozenset(f.determinant), f.dependent) for f in self.dependencies]
-            keys = [frozenset(k) for k in self.unique_keys]
+            # a near-key bounds its supersets' counts between its own and the rows: still useful
+            keys = [frozenset(k) for k in self.unique_keys + self.near_keys]
             near = self.unsupported  # estimated by their ratio, never taken as dependencies
             self._estimator.append(Estimator(self.rows, self.counts, keys, deps, near=near))
         return self._estimator[0]
@@ -103,6 +105,7 @@ class Profile:
                 for f in self.dependencies
             ],
             "unsupported_dependencies": len(self.unsupported),
+            "unsupported_keys": len(self.near_keys),
         }
 
 
@@ -137,6 +140,7 @@ def build_profile(
         passes,
         found.unsupported,
         guaranteed,
+        found.near_keys,
     )
 
 
@@ -226,7 +230,7 @@ def _proper_subsets(columns: ColumnSet) -> list[ColumnSet]:
 
 
 def _extendable(profile: Profile, columns: ColumnSet) -> bool:
-    if any(frozenset(key) <= columns for key in profile.unique_keys):
+    if any(frozenset(key) <= columns for key in profile.unique_keys + profile.near_keys):
         return False
     return not any(
         f.dependent in columns and frozenset(f.determinant) <= columns - {f.dependent}

@@ -113,11 +113,31 @@ def test_the_planners_estimator_does_not_use_what_is_not_claimed() -> None:
     assert profile.to_json()["unsupported_dependencies"] == 1
 
 
+def test_a_key_is_claimed_on_the_same_evidence() -> None:
+    """(s.product_id, customer_id) within 2 % of 86,837 rows: 1,700 duplicates would not show.
+    A near-key still bounds its supersets for the estimator: between its count and the rows."""
+    counts = {fs("s.product_id"): 1_559.0, fs("customer_id"): 5_581.0, fs(): 1.0}
+    counts[fs("s.product_id", "customer_id")] = 85_900.0
+    labels = ("s.product_id", "customer_id", "store_id")
+    found = discover(ROWS, counts, labels, exact=False, tolerance=0.02)
+    assert found.unique_keys == () and found.near_keys == (("s.product_id", "customer_id"),)
+    profile = build_profile("lat", labels, Counts(ROWS, counts, False), "hll", tolerance=0.02)
+    assert profile.to_json()["unique_keys"] == [] and profile.to_json()["unsupported_keys"] == 1
+    every = profile.estimator.estimate(fs("s.product_id", "customer_id", "store_id"))
+    assert 85_900 <= every <= ROWS
+    tiny = {fs("id"): 8.0, fs("g"): 3.0, fs("id", "g"): 8.0}
+    assert discover(8, tiny, ("id", "g"), exact=False, tolerance=0.02).unique_keys == (("id",),)
+    seven = {fs("id"): 7.0, fs("g"): 3.0}  # one duplicate row: small counts show it
+    assert discover(8, seven, ("id", "g"), exact=False, tolerance=0.2).unique_keys == ()
+
+
 def test_profile_text_counts_what_it_does_not_claim() -> None:
     doc = {"distinct": [], "unique_keys": [], "unsupported_dependencies": 182}
+    doc |= {"unsupported_keys": 5}
     deps = [FunctionalDependency(("the_month",), "quarter", False)]
     text = "\n".join(profile_lines(doc, deps, show_all=True))
     assert "the_month -> quarter  (approximate)" in text
     assert "not claimed: 182 dependencies that hold only within the sketches' error" in text
-    assert "not claimed" not in "\n".join(profile_lines({**doc, "unsupported_dependencies": 0},
-                                                        deps, show_all=False))  # fmt: skip
+    assert "unique keys: none found (not claimed: 5 sets unique only within the sketches'" in text
+    quiet = {**doc, "unsupported_dependencies": 0, "unsupported_keys": 0}
+    assert "not claimed" not in "\n".join(profile_lines(quiet, deps, show_all=False))
