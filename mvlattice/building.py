@@ -62,6 +62,7 @@ class Building:
         progress: Say | None = None,
         max_size: int | None = None,
         limits: Limits | None = None,
+        query_log: bool = True,
     ) -> LatticePlan:
         """Choose tiles for a lattice (HRU96); see mvlattice.plan.planner.plan_model.
         `workload`: a file, a list of {dimensions, weight}, or a Workload; without one, the
@@ -69,7 +70,8 @@ class Building:
         its plan), else none; `provider`: exact or profiler (default: the lattice's
         statisticProvider); `max_size`: the largest column sets the profile counts up front;
         `progress(line)` hears what the provider does; `limits`: rows, bytes or a share of the
-        fact table the tiles may take (mvlattice.plan.budget)."""
+        fact table the tiles may take (mvlattice.plan.budget); `query_log=False`: without a
+        workload, plan by the lattice alone, never by the query log."""
         from mvlattice.jobs.context import JobContext
         from mvlattice.jobs.planning import PLAN_PROFILE_SIZE, budget_for
         from mvlattice.plan.planner import plan_model
@@ -77,7 +79,7 @@ class Building:
 
         size = PLAN_PROFILE_SIZE if max_size is None else max_size
         chosen = self.model.choose_lattice(lattice).name  # bad names fail before Spark starts
-        if workload is None:
+        if workload is None and query_log:
             workload = self._logged_workload(progress, only=chosen).get(chosen)
 
         def stats(lat: Lattice) -> StatisticProvider:
@@ -115,16 +117,18 @@ class Building:
         progress: Progress | None = None,
         say: Say | None = None,
         limits: Limits | None = None,
+        query_log: bool = True,
     ) -> BatchResult:
         """Build declared materializations and the declared and planned tiles (HRU96, for
         `algorithm: true` lattices) as Delta tables, skipping fresh ones; a jobs BatchResult.
         The plan weighs `workload` (as `plan` takes it), else the queries of the warehouse's
         query log that read the lattice. `progress(event)` hears each target start and end;
-        `say(line)` the planner; `limits` as for `plan`."""
+        `say(line)` the planner (and whether the plan changed since the last one); `limits`
+        and `query_log` as for `plan`."""
         from mvlattice.jobs.api import materialize
 
         if workload is None:
-            workload = self._logged_workload(say)
+            workload = self._logged_workload(say) if query_log else {}
         try:
             return materialize(self.spark, self.model, self.warehouse, lattice=lattice,
                                full=full, max_tiles=max_tiles, workload=workload,
@@ -171,7 +175,8 @@ class Building:
                 found[lat.name] = workload
                 if say:
                     say(f"lattice '{lat.name}': plan weighted by the query log "
-                        f"({len(workload.queries)} kinds of query)")  # fmt: skip
+                        f"({len(workload.queries)} kinds of query; --no-query-log: "
+                        "without it)")  # fmt: skip
         return found
 
     def materialize_plan(

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from mvlattice.cli import params
-from mvlattice.cli.cmd_plan import _rows, budget_options, limits
+from mvlattice.cli.cmd_plan import _rows, budget_options, limits, query_log_option
 from mvlattice.errors import UsageError
 from mvlattice.model.durations import parse_duration
 from mvlattice.output import json_document, table
@@ -29,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="queries to weight the plan by (as for plan); default: the query log, if any",
     )
+    query_log_option(p)
     p.set_defaults(handler=materialize)
 
     p = subparsers.add_parser("tiles", help="the tile catalog: status, rows, versions, hits")
@@ -84,6 +85,7 @@ def materialize(args: argparse.Namespace) -> int:
         progress=None if args.json else _progress_bar(),
         say=lambda line: print(line, file=sys.stderr, flush=True),
         limits=limits(args),
+        query_log=not args.no_query_log,
     )
     if args.workload is None:
         return _report(args, result)

@@ -29,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help='queries to weight by: a SQL log (.sql, or JSON lines with "sql") '
         "or a list of {dimensions, weight} (.yaml/.json)",
     )
+    query_log_option(p)
     p.add_argument(
         "--provider", choices=("exact", "profiler"), help="how to count rows of group-bys"
     )
@@ -58,6 +59,7 @@ def plan(args: argparse.Namespace) -> int:
         max_size=args.max_size,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
         limits=limits(args),
+        query_log=not args.no_query_log,
     )
     if args.json or args.format == "json":
         print(json_document(plan_document(result)))
@@ -66,6 +68,16 @@ def plan(args: argparse.Namespace) -> int:
     else:
         print(plan_text(result))
     return 0
+
+
+def query_log_option(p: argparse.ArgumentParser) -> None:
+    """--no-query-log, for `plan` and `materialize`: the same model, the same plan."""
+    p.add_argument(
+        "--no-query-log",
+        action="store_true",
+        help="without --workload, plan by the lattice alone (by default the queries of the "
+        "warehouse's query log weigh the plan, so it moves as the log grows)",
+    )
 
 
 def budget_options(p: argparse.ArgumentParser) -> None:

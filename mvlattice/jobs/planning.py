@@ -3,6 +3,7 @@ remembered so the catalog can list planned tiles not built yet and `gc` can find
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -53,7 +54,34 @@ def planned_tiles(
         keys=fact_keys(ctx.model, lattice),
         budget=budget_for(ctx, lattice, limits),
     )
+    if progress is not None:
+        current = [spec_json(t.spec) for t in plan.tiles]
+        change = plan_change(lattice.name, ctx.store.plan(lattice.name), current)
+        if change:
+            progress(change)
     return plan_targets(ctx, plan)
+
+
+def plan_change(lattice: str, previous: list[dict] | None, current: list[dict]) -> str | None:
+    """One line when a lattice's new plan is not its last one (a plan weighted by the query log
+    moves as the log grows, and `gc` removes the tiles it drops); None when it is the same or
+    there was none."""
+    if previous is None:
+        return None
+    before = {json.dumps(t, sort_keys=True) for t in previous}
+    after = {json.dumps(t, sort_keys=True) for t in current}
+    added, dropped = len(after - before), len(before - after)
+    if not added and not dropped:
+        return None
+    return (
+        f"lattice '{lattice}': the plan changed since the last one: "
+        f"{_tiles(added)} added, {_tiles(dropped)} dropped"
+        + (" (`gc` removes dropped tiles)" if dropped else "")
+    )
+
+
+def _tiles(n: int) -> str:
+    return f"{n} tile" if n == 1 else f"{n} tiles"
 
 
 def budget_for(ctx: JobContext, lattice: Lattice, limits: Limits | None) -> Budget:

@@ -172,6 +172,21 @@ def test_plan_and_materialize_weigh_the_query_log_else_a_workload_file(
     code, out, _ = cli(capsys, "query", str(fm_model), QUARTERS, "--json", *logged)
     assert json.loads(out)["materializations"] == [tile["name"]]
 
+    # --no-query-log: the same model plans the same tiles whatever the log holds, and a build
+    # whose plan moved says so in one line (issue 36).
+    code, out, err = cli(capsys, "plan", str(fm_model), "--max-tiles", "1", "--json",
+                         "--no-query-log", *logged)  # fmt: skip
+    assert code == 0 and "query log" not in err, err
+    (plain,) = json.loads(out)["tiles"]
+    assert set(plain["dimensions"]) != set(tile["dimensions"]), plain
+    code, out, err = cli(capsys, "materialize", str(fm_model), "--max-tiles", "1",
+                         "--no-query-log", *logged)  # fmt: skip
+    assert code == 0 and "query log" not in err, err
+    assert (
+        f"lattice '{SCHEMA}_star': the plan changed since the last one: 1 tile added, "
+        "1 tile dropped (`gc` removes dropped tiles)" in err
+    ), err
+
     # A workload file wins over the log; a missing file is bad input, exit 2.
     workload = tmp_path / "workload.yaml"
     workload.write_text("- {dimensions: [the_month], weight: 5}\n")
