@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mvlattice.http.ui.svg import esc
 
-ASSET_VERSION = "1"  # bump when app.js or style.css change, so browsers fetch them again
+ASSET_VERSION = "2"  # bump when app.js or style.css change, so browsers fetch them again
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +70,13 @@ TOKEN_FORM = (
     '<button type="button" id="token-forget">Forget</button></form>'
 )
 
+# The script fills the box with an example from the served models (`/ui/part/example`) and says
+# what answers it in #example-note; Run answers the query (`/v1/query`), Rewrite only rewrites.
 PLAYGROUND = (
     '<form id="playground"><label for="sql">SQL (SELECT or WITH)</label>'
+    '<p id="example-note" class="meta"></p>'
     '<textarea id="sql" name="sql" rows="8" spellcheck="false"></textarea>'
+    '<button type="button" id="run">Run</button> '
     '<button type="submit" id="rewrite">Rewrite</button></form>'
     '<div id="rewrite-result" aria-live="polite"></div>'
 )

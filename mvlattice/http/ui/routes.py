@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from mvlattice.errors import MvlatticeError, NotFoundError
 from mvlattice.http.errors import one_line
 from mvlattice.http.ui.advice_view import advice_html
+from mvlattice.http.ui.example import candidates, fallback
 from mvlattice.http.ui.html import LANDING, PAGES, Page, shell
 from mvlattice.http.ui.lattices_view import lattices_html
 from mvlattice.http.ui.queries_view import queries_html
@@ -109,6 +110,10 @@ def _fragment_routes(app: FastAPI, service: Service) -> None:
         found = await service.advice.advice(None, None, request)
         return html(advice_html(found or []))
 
+    @app.get("/ui/part/example", include_in_schema=False)
+    async def example() -> JSONResponse:
+        return JSONResponse(await _example(service), headers=HEADERS)
+
 
 def _lattices(service: Service) -> list[dict[str, Any]]:
     """Every lattice with its plan; a lattice whose planning fails says why instead."""
@@ -120,6 +125,27 @@ def _lattices(service: Service) -> list[dict[str, Any]]:
         except MvlatticeError as exc:
             docs.append({**listed, "plan_error": one_line(exc)})
     return docs
+
+
+async def _example(service: Service) -> dict[str, Any]:
+    """The playground's first query: the first candidate the rewriter puts on a built tile
+    (rewritten here, not logged: no user asked), else a count Spark answers from the tables."""
+    backend = service.backend
+    lattices = await run_in_threadpool(backend.lattices, None)
+    tiles = await run_in_threadpool(backend.tiles, None, None)
+    for found in candidates(lattices, tiles):
+
+        def work(sql: str = found.sql, model: str | None = found.model) -> Any:
+            return backend.rewrite(sql, False, model)
+
+        try:
+            done = await service.rewrite_thread(work)
+        except MvlatticeError:
+            continue  # a name the example wrote badly: try the next tile
+        if done.rewritten:
+            return {"sql": found.sql, "model": found.model, "tiles": list(done.materializations)}
+    spare = fallback(lattices)
+    return {"sql": spare.sql if spare else "", "model": spare and spare.model, "tiles": []}
 
 
 async def _explain_misses(service: Service) -> None:

@@ -212,6 +212,84 @@ async function rewrite(event) {
   }
 }
 
+// The first query: an example from the served models (a built tile answers it), shown once and
+// only in an empty box, so nothing the user typed is replaced.
+async function loadExample() {
+  const box = document.getElementById("sql");
+  if (!box || box.value.trim()) return;
+  try {
+    const response = await call("GET", "/ui/part/example");
+    if (!response.ok) return; // the playground works without an example
+    const doc = await response.json();
+    if (!doc.sql || box.value.trim()) return;
+    box.value = doc.sql;
+    const where = doc.model ? " (model " + doc.model + ")" : "";
+    document.getElementById("example-note").textContent = doc.tiles.length
+      ? "An example" + where + " that the tile " + doc.tiles.join(", ") +
+        " answers: Run shows its rows, Rewrite the SQL sent to the tile."
+      : "An example" + where + ": no built tile answers it yet, so Spark reads the tables.";
+  } catch (error) {
+    if (!(error instanceof Unauthorized)) say("could not load an example: " + error.message, true);
+  }
+}
+
+function answerTable(doc) {
+  const table = element("table", undefined, "answer");
+  table.id = "answer";
+  const head = table.createTHead().insertRow();
+  for (const name of doc.columns) head.appendChild(element("th", name));
+  const body = table.createTBody();
+  for (const values of doc.rows) {
+    const row = body.insertRow();
+    for (const value of values) row.insertCell().textContent = value === null ? "NULL" : value;
+  }
+  return table;
+}
+
+function showAnswer(result, doc) {
+  result.replaceChildren();
+  const verdict = element(
+    "p",
+    doc.rewritten ? "Answered from " + doc.materializations.join(", ") : "Answered from the tables",
+    doc.rewritten ? "verdict hit" : "verdict miss",
+  );
+  verdict.id = "verdict";
+  const engine = doc.engine === "local" ? "tile engine" : "Spark";
+  const more = doc.truncated ? " (the first " + doc.row_count + ")" : "";
+  const ms = Math.round(doc.elapsed_ms).toLocaleString("en");
+  result.append(
+    verdict,
+    element("p", doc.row_count + " rows" + more + " · " + engine + " · " + ms + " ms", "meta"),
+    answerTable(doc),
+    element("h2", "SQL that ran"),
+  );
+  const sql = element("pre", doc.sql, "sql");
+  sql.id = "rewritten-sql";
+  result.appendChild(sql);
+}
+
+async function run() {
+  const result = document.getElementById("rewrite-result");
+  const sql = document.getElementById("sql").value;
+  if (!sql.trim()) {
+    result.replaceChildren(element("p", "type a query first", "error"));
+    return;
+  }
+  say("running…");
+  try {
+    const response = await call("POST", "/v1/query", { sql, limit: 100 });
+    if (!response.ok) {
+      result.replaceChildren(element("p", await errorText(response), "error"));
+      say("");
+      return;
+    }
+    showAnswer(result, await response.json());
+    say("answered at " + new Date().toLocaleTimeString());
+  } catch (error) {
+    if (!(error instanceof Unauthorized)) say("could not reach the service: " + error.message, true);
+  }
+}
+
 // -- wiring -----------------------------------------------------------------------------------
 function start() {
   const form = document.getElementById("token-form");
@@ -225,6 +303,7 @@ function start() {
     say("token kept for this tab");
     shown = null;
     loadPart();
+    loadExample();
   });
   document.getElementById("token-forget").addEventListener("click", () => {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -235,12 +314,16 @@ function start() {
     if (button && !button.disabled) refresh(button);
   });
   const playground = document.getElementById("playground");
-  if (playground) playground.addEventListener("submit", rewrite);
+  if (playground) {
+    playground.addEventListener("submit", rewrite);
+    document.getElementById("run").addEventListener("click", run);
+  }
   if (needsToken() && !token()) {
     askForToken("paste the service's bearer token to see its status");
     return;
   }
   loadPart();
+  loadExample();
 }
 
 document.addEventListener("DOMContentLoaded", start);
