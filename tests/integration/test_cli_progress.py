@@ -108,3 +108,7 @@ def test_log_says_its_phases_and_keeps_json_stdout(tiny: Path, capsys) -> None:
     assert "  0 entries" in lines
     assert done(lines, "reading the query log"), lines
     assert any(x.startswith("starting Spark (") and ": done in" in x for x in lines), lines
+
+    code, out, err = cli(capsys, "log", str(tiny), "--prune", "30d", *wh)
+    assert code == 0 and out.startswith("query log: "), err
+    assert done(progress(err), "pruning and compacting the query log (30d)"), err
