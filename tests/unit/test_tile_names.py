@@ -10,8 +10,12 @@ import pytest
 
 from mvlattice.errors import ModelError
 from mvlattice.jobs import naming
-from mvlattice.jobs.catalog import tiles_on_disk
+from mvlattice.jobs.catalog import planned_targets, tiles_on_disk
+from mvlattice.jobs.context import JobContext
 from mvlattice.jobs.naming import MAX_READABLE, lattice_prefix, tile_table_name
+from mvlattice.jobs.record import spec_json
+from mvlattice.jobs.state import StateStore
+from mvlattice.jobs.tables import TableReader
 from mvlattice.jobs.targets import declared_spec, declared_targets, find_target, tile_target
 from mvlattice.lattice.lattice import Measure, TileSpec
 from mvlattice.model.loader import Model, load_model
@@ -137,6 +141,19 @@ def test_the_name_is_not_part_of_a_tiles_identity(tmp_path: Path) -> None:
     assert declared_spec(model, unnamed).name == "by_year"
     other = TileSpec("sales", ("quarter",), named.measures)
     assert declared_spec(model, other) is other
+
+
+def test_a_plan_read_back_keeps_the_declared_tiles_name(tmp_path: Path) -> None:
+    """A plan is stored without names; its declared tile must not come back as an unnamed
+    twin (a second table for the same tile in `tiles`, `materialize` and serving)."""
+    model = model_with(tmp_path, NAMED)
+    wh = str(tmp_path / "wh")
+    store = StateStore.for_warehouse(wh)
+    store.save_plan("sales", [spec_json(t) for t in model.lattice("sales").tiles], 0.0)
+    ctx = JobContext(None, model, wh, store, TableReader(None))  # type: ignore[arg-type]
+    planned = [t.name for t in planned_targets(ctx)]
+    assert planned == [tile_target(t, wh).name for t in model.lattice("sales").tiles]
+    assert planned[0] == "mvlattice.sales__by_year"
 
 
 def test_named_and_generated_tiles_are_found_on_disk_by_lattice(tmp_path: Path) -> None:
