@@ -196,6 +196,11 @@ def _jvm_stderr_to(path: Path) -> Iterator[None]:
         os.close(saved)
 
 
+def jvm_running() -> bool:
+    """Whether this process already runs Spark's JVM (a session is then quick to get)."""
+    return _jvm_running()
+
+
 def _jvm_running() -> bool:
     from pyspark import SparkContext
 

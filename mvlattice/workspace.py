@@ -6,7 +6,8 @@ import atexit
 import contextlib
 import os
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ from mvlattice.model.peek import peek_settings
 from mvlattice.model.spark_tables import register_tables
 from mvlattice.serving.state import ServingState
 from mvlattice.settings import resolve_warehouse
-from mvlattice.spark import build_session, resolve_master, spark_conf
+from mvlattice.spark import build_session, jvm_running, resolve_master, spark_conf
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -39,11 +40,16 @@ class Workspace(Building):
         warehouse: str | None = None,
         master: str | None = None,
         conf: Mapping[str, str] | None = None,
+        *,
+        on_spark_start: Callable[[str], None] | None = None,
     ) -> None:
         self.model_path = Path(model_path)
         self._explicit_master = master
         self._explicit_conf = dict(conf or {})
         self._spark: SparkSession | None = None
+        # Hears a line as a JVM starts for this workspace (5 to 30 s a newcomer would otherwise
+        # wait in silence), the model's loading included (CSV and Parquet columns).
+        self.on_spark_start = on_spark_start
         peek = peek_settings(self.model_path)
         self.warehouse = resolve_warehouse(warehouse or peek.get("warehouse"))
         self.master = resolve_master(master, peek.get("master"))
@@ -56,9 +62,7 @@ class Workspace(Building):
     # -- Spark ----------------------------------------------------------------------------
     @property
     def spark(self) -> SparkSession:
-        if self._spark is None:
-            conf = spark_conf(self.master, self.warehouse, (self._model_conf, self._explicit_conf))
-            self._spark = build_session(self.master, self.warehouse, conf)
+        self._spark = self._spark_without_tables()
         if not self._registered and getattr(self, "model", None) is not None:
             from mvlattice.jobs.registration import check_model_tables
 
@@ -72,6 +76,8 @@ class Workspace(Building):
 
     def _columns_via_spark(self, table: Table) -> tuple[str, ...] | None:
         """Columns of tables that neither the model nor a local Delta log describes."""
+        if table.location is not None and _surely_missing(table.location):
+            return None  # Spark could not read it either, and would take seconds to start
         spark = self._spark_without_tables()
         try:
             if table.location is None:
@@ -87,7 +93,13 @@ class Workspace(Building):
     def _spark_without_tables(self) -> SparkSession:
         if self._spark is None:
             conf = spark_conf(self.master, self.warehouse, (self._model_conf, self._explicit_conf))
+            say = self.on_spark_start if not jvm_running() else None
+            began = time.monotonic()
+            if say is not None:
+                say(f"starting Spark ({self.master}) …")
             self._spark = build_session(self.master, self.warehouse, conf)
+            if say is not None:
+                say(f"Spark started in {time.monotonic() - began:.1f} s")
         return self._spark
 
     # -- API ------------------------------------------------------------------------------
@@ -256,6 +268,12 @@ class Workspace(Building):
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _surely_missing(location: str) -> bool:
+    """A plain local path (no scheme, no glob) that does not exist."""
+    plain = not any(c in location for c in ":*?[{")
+    return plain and not os.path.exists(location)
 
 
 def open(

