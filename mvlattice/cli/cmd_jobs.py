@@ -168,12 +168,18 @@ def _report(args: argparse.Namespace, result, coverage=None) -> int:  # a BatchR
 
 
 def _progress_bar():  # a jobs.batch.Progress
+    """A line per target as it starts and ends, stamped with the seconds since the batch began
+    (as `cli.steps` stamps its lines), with a bar of the targets finished."""
+    import time
+
     width = 20
+    began = time.monotonic()
 
     def show(event) -> None:  # a ProgressEvent
         done = event.index - (event.result is None)
         bar = "#" * (width * done // event.total) + "." * (width - width * done // event.total)
-        head = f"[{bar}] {event.index}/{event.total} {event.target.name}"
+        stamp = f"[{time.monotonic() - began:6.1f}s]"
+        head = f"{stamp} [{bar}] {event.index}/{event.total} {event.target.name}"
         if event.result is None:
             print(f"{head} …", flush=True)
             return
