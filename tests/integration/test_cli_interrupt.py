@@ -46,6 +46,7 @@ def test_ctrl_c_during_a_spark_query_is_one_line_and_exit_130(spark, tmp_path: P
     lines = err.strip().splitlines()
     assert lines[-1] == "mvlattice: interrupted", err
     assert "Traceback" not in err and "ERROR" not in err, err
-    # before it, only the progress lines of Spark's start-up
+    # before it, only the progress lines of Spark's start-up, said before the JVM was launched
+    assert lines[0].endswith("] starting Spark (local[2]) …"), err
     assert all("Spark" in line for line in lines[:-1]), err
     assert out == ""
