@@ -34,12 +34,28 @@ BY_CATEGORY = (
     "join shop.product p on s.product_id = p.product_id group by p.category"
 )
 DETAIL = "select sale_id, units from shop.sales where units = 3"
+# Names and SQL as long as real ones (issue 36): a ~100-character materialization (its name in
+# tables, schedules and explanations) and a query whose text runs to several lines.
+LONG = (
+    "foodmart_sales__time_by_day_the_year__product_class_product_family__store_"
+    + "country_store_city__a1b2c3"
+)
+LONG_SQL = (
+    f"select year, sum(units) as {LONG}, count(*) as number_of_sales_in_the_year_over_every_product"
+    " from shop.sales where units in (1, 2, 3, 4, 5, 6) and product_id between 0 and 9 "
+    "and sale_id >= 0 group by year having count(*) > 0 order by year"
+)
+SIZES = ((1280, 800), (1920, 1080))
 
 
 @pytest.fixture(scope="module")
 def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("status_page")
-    running = start(make_shop(spark, root), root / "warehouse", root / "server.log")
+    model = make_shop(spark, root)
+    with model.open("a") as text:  # a second materialization, never built, with a long name
+        text.write(f"      - view: {LONG}\n        table: {LONG}\n")
+        text.write("        sql: select year, sum(units) as units from shop.sales group by year\n")
+    running = start(model, root / "warehouse", root / "server.log")
     status, job = running.call("POST", "/v1/lattices/star/materialize")
     assert status == 202, job
     assert wait_for_job(running, job["id"])["status"] == "succeeded"
@@ -226,3 +242,84 @@ def test_without_a_kept_token_the_page_asks_for_it_and_then_loads(
         assert console.errors == []  # the page asked before sending anything: no 401
     finally:
         context.close()
+
+
+# -- common window sizes (issue 36) ------------------------------------------------------------
+LOADED = {  # what shows once a page has its content
+    "tiles": "tr[data-tile]",
+    "lattices": "section.lattice",
+    "queries": "table.queries",
+    "advice": "section.advice",
+    "playground": "#playground",
+}
+OVERFLOW = """() => {
+  const spilling = [...document.querySelectorAll("main *")]
+    .filter((e) => e instanceof HTMLElement && e.clientWidth > 0)
+    .filter((e) => e.scrollWidth > e.clientWidth + 1)
+    .map((e) => e.tagName.toLowerCase() + (e.className ? "." + e.className : ""));
+  const overlapping = [];  // two texts of one picture drawn over each other
+  for (const svg of document.querySelectorAll("main svg")) {
+    const texts = [...svg.querySelectorAll("text")];
+    const boxes = texts.map((t) => [t.textContent, t.getBoundingClientRect()]);
+    boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
+      const wide = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+      const high = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (wide > 1 && high > 3) overlapping.push(a + " / " + b);
+    }));
+  }
+  return {page: document.documentElement.scrollWidth, window: window.innerWidth, spilling,
+          overlapping};
+}"""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_no_page_overflows_the_window_even_with_long_names_and_sql(
+    browser, server: Server, size: tuple[int, int]
+) -> None:
+    """Every page fits its window (the document never scrolls sideways) and nothing in it
+    spills out of its box or needs a scroll bar of its own: long text wraps."""
+    assert server.call("POST", "/v1/query", {"sql": LONG_SQL})[0] == 200
+    width, height = size
+    context = browser.new_context(base_url=server.url, viewport={"width": width, "height": height})
+    context.add_init_script(f"sessionStorage.setItem('mvlattice.token', {TOKEN!r});")
+    try:
+        tab = context.new_page()
+        tab.set_default_timeout(WAIT_MS)
+        console = Console(tab)
+        problems = {}  # every page's, not only the first's
+        for slug, loaded in LOADED.items():
+            tab.goto(f"/ui/{slug}")
+            tab.locator(loaded).first.wait_for()
+            if slug == "queries":
+                tab.locator("table.queries pre.sql", has_text=LONG[:40]).first.wait_for()
+            shoot(tab, f"{slug}-{width}x{height}")
+            fit = tab.evaluate(OVERFLOW)
+            if fit["page"] > fit["window"] or fit["spilling"] or fit["overlapping"]:
+                problems[slug] = fit
+            if slug == "queries":  # the SQL column is readable: at least ~40 characters wide
+                cell = tab.locator("table.queries pre.sql", has_text=LONG[:40]).first
+                if cell.bounding_box()["width"] < 280:
+                    problems["queries' SQL"] = cell.bounding_box()
+        assert problems == {}
+        assert console.errors == []
+    finally:
+        context.close()
+
+
+def test_the_playground_opens_with_an_example_that_runs(page) -> None:
+    """A new user's first click answers a query: the box holds one a built tile answers."""
+    tab, console = page
+    tab.goto("/ui/playground")
+    note = tab.locator("#example-note", has_text="answers")
+    note.wait_for()
+    sql = tab.input_value("#sql")
+    assert sql.lower().startswith("select") and "shop.sales" in sql
+    assert "mvlattice." in note.inner_text()  # the tile that answers it
+    tab.click("#run")
+    tab.locator("#answer tbody tr").first.wait_for()
+    assert tab.locator("#verdict").inner_text().startswith("Answered from mvlattice.")
+    assert tab.locator("#answer tbody tr").count() >= 1
+    shoot(tab, "playground-example")
+    tab.click("#rewrite")  # the same query, rewritten onto the tile
+    tab.locator("#verdict", has_text="Rewritten onto mvlattice.").wait_for()
+    assert console.errors == []
