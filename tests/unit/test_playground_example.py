@@ -4,9 +4,15 @@ tests/integration/test_status_page.py."""
 
 from __future__ import annotations
 
-import sqlglot
+from typing import Any
 
+import sqlglot
+from fastapi.testclient import TestClient
+
+from mvlattice.http.app import create_app
+from mvlattice.http.service import Service, Settings
 from mvlattice.http.ui.example import MAX_CANDIDATES, candidates, fallback, tile_query
+from tests.unit.test_service_http import AUTH, LOCAL, TOKEN, FakeBackend
 
 LATTICE = {
     "name": "star",
@@ -71,3 +77,36 @@ def test_without_a_built_tile_the_fallback_counts_the_fact_table() -> None:
     assert spare is not None and spare.tile is None and spare.model == "shop"
     assert spare.sql == "SELECT COUNT(*) AS row_count\nFROM shop.sales"
     assert fallback([]) is None
+
+
+class Backend(FakeBackend):
+    """Serves LATTICE (with another fact table when `fact` is given) and one built tile; the
+    fake rewrites any SQL reading `sales` onto shop.t1."""
+
+    def __init__(self, fact: str = "shop.sales") -> None:
+        super().__init__()
+        self.fact = fact
+
+    def lattices(self, model: str | None) -> list[dict[str, Any]]:
+        return [{**LATTICE, "fact": self.fact}]
+
+    def tiles(self, model: str | None, lattice: str | None) -> list[dict[str, Any]]:
+        return [tile("shop.t1", ["year"])]
+
+
+def example(backend: FakeBackend, headers: dict[str, str] | None = AUTH) -> Any:
+    service = Service(backend, Settings(token=TOKEN))
+    return TestClient(create_app(service), base_url=LOCAL).get("/ui/part/example", headers=headers)
+
+
+def test_the_example_route_needs_the_token_and_offers_the_query_the_tile_answers() -> None:
+    assert example(Backend(), headers=None).status_code == 401
+    doc = example(Backend()).json()
+    sql = tile_query(LATTICE, ["year"], ["count(*)", "sum(units)"])
+    assert doc == {"sql": sql, "model": "shop", "tiles": ["shop.t1"]}
+
+
+def test_a_candidate_the_rewriter_leaves_alone_gives_way_to_the_fallback() -> None:
+    doc = example(Backend("shop.orders")).json()  # the fake rewrites only `sales`
+    assert doc == {"sql": "SELECT COUNT(*) AS row_count\nFROM shop.orders", "model": "shop",
+                   "tiles": []}  # fmt: skip
