@@ -1,8 +1,9 @@
 """The status page in headless Chromium (Debian's /usr/bin/chromium, driven by Playwright)
 against ONE real `mvlattice serve` on loopback over the tiny shop star: every page loads with no
 console error, a tile goes stale after an append and fresh after pressing its refresh button,
-the playground shows a rewrite, and the token form works. Screenshots of every page go to
-`<repo>/.artifacts/screenshots/` (git-ignored)."""
+the playground opens with a query that runs and shows a rewrite, the token form works, and
+every page fits 1,280x800 and 1,920x1,080 windows with long names and SQL. Screenshots of every
+page go to `<repo>/.artifacts/screenshots/` (git-ignored)."""
 
 from __future__ import annotations
 
