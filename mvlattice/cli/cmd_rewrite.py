@@ -6,7 +6,7 @@ import argparse
 import time
 
 from mvlattice.cli import params
-from mvlattice.mvrewrite.closest import closest_miss
+from mvlattice.mvrewrite.closest import miss_reason
 from mvlattice.mvrewrite.rewriter import Engine, QueryResult, RewriteResult
 from mvlattice.output import json_document, table
 from mvlattice.sql.parse import parse_query
@@ -95,15 +95,8 @@ def query(args: argparse.Namespace) -> int:
 
 def miss_lines(result: RewriteResult, model: str) -> list[str]:
     """Why a query was not rewritten, and where to look next."""
-    closest = closest_miss(result)
-    if closest is None:
-        why = "no tile or materialized view is built yet (`mvlattice materialize` builds them)"
-    elif closest.view is None:
-        why = f"{closest.reason}: {closest.message}"
-    else:
-        why = f"the closest view, {closest.view}: {closest.reason}: {closest.message}"
     return [
-        f"not rewritten: {why}",
+        f"not rewritten: {miss_reason(result)}",
         f'every view\'s reason: mvlattice rewrite {model} "…" --explain; the tile that would '
         f"answer queries like it: mvlattice advise {model}",
     ]

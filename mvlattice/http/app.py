@@ -244,6 +244,7 @@ def answer_bytes(out: Any, limit: int, started: float, max_bytes: int) -> bytes:
         "elapsed_ms": _ms(started),
         "engine": out.engine,
         "engine_reason": out.engine_reason,
+        "miss": out.miss,
     }
     return json_bytes(head)[:-1] + b', "rows": [' + b",".join(rows) + b"]}"
 

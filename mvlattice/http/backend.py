@@ -39,6 +39,7 @@ class Answer:
     rewrite_seconds: float | None = None  # the rewriting part of the time, when known
     engine: str = "spark"  # who answered: local (the tile engine) | spark
     engine_reason: str = ""  # why Spark answered a rewritten query ("" when local did)
+    miss: str = ""  # why a query to be rewritten was not (the nearest view's reason)
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,6 +61,9 @@ class QueryResponse(BaseModel):
     elapsed_ms: float
     engine: str = Field(description="who answered: local (the tile engine) | spark")
     engine_reason: str = Field(description="why Spark answered a rewritten query ('' if local)")
+    miss: str = Field(
+        "", description="why a query to be rewritten was not: the nearest view's reason ('' else)"
+    )
 
 
 class ErrorDetail(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mvlattice.engine.acceptance import analyze
@@ -23,6 +24,7 @@ from mvlattice.http.render import (
     rewrite_document,
 )
 from mvlattice.lattice.lattice import Lattice
+from mvlattice.mvrewrite.closest import miss_reason
 from mvlattice.sandbox.sandbox import Sandbox
 from mvlattice.serving.pipeline import Pending, answer_on_spark, answer_without_spark
 from mvlattice.serving.request import Request
@@ -135,8 +137,24 @@ class WorkspaceBackend:
         request = self._request(name, ws, sql, rewrite, limit, cancel, tree)
         outcome = answer_without_spark(ws, request)
         if isinstance(outcome, Pending):
-            return SparkWork(lambda: answer_of(name, answer_on_spark(ws, outcome), limit))
+            miss = self._miss(name, ws, outcome)
+
+            def run() -> Answer:
+                return replace(answer_of(name, answer_on_spark(ws, outcome), limit), miss=miss)
+
+            return SparkWork(run)
         return answer_of(name, outcome, limit)
+
+    def _miss(self, name: str, ws: Workspace, pending: Pending) -> str:
+        """Why a query to be rewritten was not: its nearest view's reason. The pipeline decides
+        without explaining every view, so a miss (on its way to Spark, which costs far more)
+        is rewritten once more, explained; "" for a query rewritten or not to be."""
+        request = pending.request
+        if not request.rewrite or pending.decision.result.rewritten:
+            return ""
+        explained = ws.rewrite(request.sql, explain=True, tree=request.tree,
+                               accept=self._acceptor(name, ws))  # fmt: skip
+        return "" if explained.rewritten else miss_reason(explained)
 
     def query_kept(self, sql: str, rewrite: bool, limit: int, model: str | None) -> Answer | None:
         """The tile engine's kept answer to the query while freshness, decided from local

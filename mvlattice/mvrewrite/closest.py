@@ -78,3 +78,13 @@ def _field(explanation: Explanation | Mapping[str, Any], name: str) -> Any:
     if isinstance(explanation, Mapping):
         return explanation.get(name)
     return getattr(explanation, name)
+
+
+def miss_reason(result: RewriteResult) -> str:
+    """One line saying why `result` (rewritten with explanations) was not rewritten."""
+    closest = closest_miss(result)
+    if closest is None:
+        return "no tile or materialized view is built yet (`mvlattice materialize` builds them)"
+    if closest.view is None:
+        return f"{closest.reason}: {closest.message}"
+    return f"the closest view, {closest.view}: {closest.reason}: {closest.message}"

@@ -317,6 +317,9 @@ def test_queries_stay_right_while_a_refresh_runs(spark, server: Server, built: d
     status, stale = server.call("POST", "/v1/rewrite", {"sql": BY_CATEGORY, "explain": True})
     assert stale["rewritten"] is False  # the tile is stale: never read
     assert any(e["reason"] == "STALE" for e in stale["explain"]), stale["explain"]
+    status, answered = server.call("POST", "/v1/query", {"sql": BY_CATEGORY})
+    assert status == 200 and answered["rewritten"] is False, answered
+    assert "STALE" in answered["miss"] and tile_name(server) in answered["miss"], answered["miss"]
 
     tile = tile_name(server)
     status, job = server.call("POST", "/v1/lattices/star/materialize")
@@ -352,6 +355,7 @@ def test_queries_stay_right_while_a_refresh_runs(spark, server: Server, built: d
     assert answers and all(found == expected for _, found in answers)
     status, doc = server.call("POST", "/v1/query", {"sql": BY_CATEGORY})
     assert doc["rewritten"] is True and rows(doc) == expected  # the refreshed tile answers
+    assert doc["miss"] == ""
 
 
 # -- scheduler, metrics, fuzzing -------------------------------------------------------------
