@@ -73,8 +73,9 @@ class Profile:
             deps = [(frozenset(f.determinant), f.dependent) for f in self.dependencies]
             # a near-key bounds its supersets' counts between its own and the rows: still useful
             keys = [frozenset(k) for k in self.unique_keys + self.near_keys]
-            near = self.unsupported  # estimated by their ratio, never taken as dependencies
-            self._estimator.append(Estimator(self.rows, self.counts, keys, deps, near=near))
+            # what is not claimed still estimates better than anything else the counts give
+            near = list(self.unsupported)
+            self._estimator.append(Estimator(self.rows, self.counts, keys, deps + near))
         return self._estimator[0]
 
     def sets(self) -> list[ColumnSet]:

@@ -101,15 +101,15 @@ def test_what_the_joins_guarantee_is_claimed_at_any_count() -> None:
     assert discover(ROWS, counts, labels, exact=False, tolerance=0.02).dependencies == ()
 
 
-def test_the_planners_estimator_does_not_use_what_is_not_claimed() -> None:
-    """Claimed, a -> b would make d(a, b, c) = d(a, c) exactly; not claimed, the estimate takes
-    b's measured values per value of a, d(a, b) / d(a), instead."""
+def test_what_is_not_claimed_still_serves_the_planners_estimator() -> None:
+    """Not claimed to users, a -> b still makes the estimate d(a, b, c) = d(a, c): off by the
+    sketches' error at most, and on FoodMart better than the measured ratio d(a, b) / d(a)."""
     counts = {fs("a"): 1_000.0, fs("b"): 100.0, fs("c"): 50.0, fs("a", "b"): 1_004.0}
     counts |= {fs("a", "c"): 5_000.0, fs("b", "c"): 4_000.0, fs(): 1.0}
     profile = build_profile("lat", ("a", "b", "c"), Counts(ROWS, counts, False), "hll",
                             tolerance=0.02)  # fmt: skip
     assert profile.dependencies == () and profile.unsupported == ((fs("a"), "b"),)
-    assert profile.estimator.estimate(fs("a", "b", "c")) == pytest.approx(5_000 * 1.004)
+    assert profile.estimator.estimate(fs("a", "b", "c")) == pytest.approx(5_000)
     assert profile.to_json()["unsupported_dependencies"] == 1
 
 
