@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from mvlattice.cli import params
+from mvlattice.errors import NotFoundError
 from mvlattice.output import json_document
 from mvlattice.plan.render import plan_document, plan_dot, plan_text
 
@@ -49,6 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def plan(args: argparse.Namespace) -> int:
+    if args.workload is not None and not Path(args.workload).is_file():  # before Spark starts
+        raise NotFoundError(f"workload file not found: {args.workload}")
     ws = params.workspace(args)
     result = ws.plan(
         lattice=args.lattice,
