@@ -94,7 +94,11 @@ def materialize(args: argparse.Namespace) -> int:
 
 
 def refresh(args: argparse.Namespace) -> int:
+    from mvlattice.jobs.catalog import check_target_name
+
     ws = params.workspace(args, built=True)
+    if args.tile is not None:  # a misspelt name costs a second, not Spark's start-up
+        check_target_name(ws.model, ws.warehouse, args.tile, args.lattice)
     if args.dry_run:
         result = ws.refresh(args.lattice, args.tile, full=args.full, dry_run=True)
         if args.json:
@@ -220,7 +224,7 @@ def tiles(args: argparse.Namespace) -> int:
             e.refresh_path,
             e.to_json()["last_refresh"],
             e.hits,
-            e.last_error or (e.message if e.status != "fresh" else ""),
+            _note(e),
         )
         for e in entries
     ]
@@ -228,6 +232,13 @@ def tiles(args: argparse.Namespace) -> int:
     for line in feed_lines(feeds):
         print(line)
     return 0
+
+
+def _note(e) -> str:  # a CatalogEntry
+    note = e.last_error or (e.message if e.status != "fresh" else "")
+    if e.dropped:
+        return "; ".join(filter(None, (f"{e.dropped}: `gc` removes it", note)))
+    return note
 
 
 # -- schedule --------------------------------------------------------------------------------

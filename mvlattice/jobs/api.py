@@ -126,7 +126,10 @@ def tiles(
     """The catalog: every tile and materialization with status, rows, versions, hits."""
     if lattice is not None:
         model.lattice(lattice)  # an unknown name is a NotFoundError, not an empty list
-    return catalog(JobContext.open(spark, model, warehouse), lattice)
+    ctx = JobContext.open(spark, model, warehouse)
+    # A tile a plan dropped still answers queries until `gc` removes it: the catalog says so.
+    dropped = {g.name: g.reason for g in _garbage(ctx, unused_seconds=None)}
+    return tuple(replace(e, dropped=dropped.get(e.name)) for e in catalog(ctx, lattice))
 
 
 def collect_garbage(
@@ -142,22 +145,26 @@ def collect_garbage(
     them. Each tile is moved aside before it is deleted (see `trash`); an item whose removal
     failed comes back with its `error`."""
     ctx = JobContext.open(spark, model, warehouse)
-    built = built_targets(ctx)
     leftover = tuple(
         Garbage(f"trash/{path.rstrip('/').rpartition('/')[2]}", path, "left by an interrupted gc")
         for path in trash.leftovers(spark, ctx.warehouse)
     )
-    garbage = choose_garbage(
-        (_built_tile(ctx, t) for t in built),
-        keep=_kept(ctx),
-        plans={lat.name: _plan_names(ctx, lat.name) for lat in model.lattices},
-        unused_seconds=unused_seconds,
-        now=ctx.clock(),
-    )
+    garbage = _garbage(ctx, unused_seconds)
     if dry_run:
         return leftover + garbage
     return tuple(_delete(ctx, item) for item in leftover) + tuple(
         _remove(ctx, item) for item in garbage
+    )
+
+
+def _garbage(ctx: JobContext, unused_seconds: float | None) -> tuple[Garbage, ...]:
+    """The built tiles `gc` would remove, each with its reason."""
+    return choose_garbage(
+        (_built_tile(ctx, t) for t in built_targets(ctx)),
+        keep=_kept(ctx),
+        plans={lat.name: _plan_names(ctx, lat.name) for lat in ctx.model.lattices},
+        unused_seconds=unused_seconds,
+        now=ctx.clock(),
     )
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from mvlattice.delta import log as deltalog
 from mvlattice.delta import storage
-from mvlattice.errors import MvlatticeError, UsageError
+from mvlattice.errors import MvlatticeError, NotFoundError, UsageError
 from mvlattice.jobs.availability import ViewCode, ViewState
 from mvlattice.jobs.build import definition_of
 from mvlattice.jobs.context import JobContext
@@ -115,6 +115,37 @@ def planned_targets(ctx: JobContext, lattice: str | None = None) -> tuple[Target
     return tuple(found)
 
 
+def check_target_name(model: Model, warehouse: str, name: str, lattice: str | None) -> None:
+    """NotFoundError (with the closest name) when no declared, built or last-planned target of
+    a local warehouse goes by `name`, as `targets.find_target` would say after Spark's
+    start-up; a remote warehouse is not listed here, so it is left to `find_target`."""
+    if storage.local_path(warehouse) is None:
+        return
+    names: list[str] = []
+    for target in declared_targets(model, warehouse, lattice):
+        names += [target.name, target.table]
+        if target.materialization is not None:
+            names.append(target.materialization.name)
+        if target.spec is not None and target.spec.name is not None:
+            names.append(target.spec.name)
+    lattices = [lat.name for lat in lattices_of(model, lattice)]
+    names += [qualified for qualified, _ in tiles_on_disk(None, warehouse, lattices)]
+    store = StateStore.for_warehouse(warehouse)
+    for lat in lattices:
+        for item in store.plan(lat) or ():
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                names.append(tile_target(spec_from_json(item), warehouse, "planned").name)
+    known = {n.lower() for n in names} | {
+        n.lower().removeprefix(f"{TILE_DATABASE}.") for n in names
+    }
+    if name.lower() not in known:
+        from mvlattice.document import suggest
+
+        raise NotFoundError(
+            f"no tile or materialization '{name}'" + suggest(name, sorted(set(names)))
+        )
+
+
 def model_targets(ctx: JobContext, lattice: str | None = None) -> tuple[Target, ...]:
     """Declared materializations and tiles, then tiles on storage, then last-planned tiles."""
     return unique(
@@ -178,6 +209,9 @@ class CatalogEntry:
     # Stored column name -> the output as written, for outputs stored under another name
     # (unnamed expressions, repeated names: `mvlattice.sql.stored_names`).
     renamed: dict[str, str] = field(default_factory=dict)
+    # Why `gc` would remove this built tile (dropped from its lattice's plan, no longer
+    # declared); None when it stays.
+    dropped: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]

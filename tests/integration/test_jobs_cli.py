@@ -186,6 +186,13 @@ def test_plan_and_materialize_weigh_the_query_log_else_a_workload_file(
         f"lattice '{SCHEMA}_star': the plan changed since the last one: 1 tile added, "
         "1 tile dropped (`gc` removes dropped tiles)" in err
     ), err
+    # the dropped tile still answers until `gc` removes it, and the catalog says so
+    code, out, _ = cli(capsys, "tiles", str(fm_model), "--json", *logged)
+    dropped = {t["name"]: t["dropped"] for t in json.loads(out)["tiles"]}
+    assert dropped.pop(tile["name"]) == f"no longer in the plan of lattice '{SCHEMA}_star'"
+    assert list(dropped.values()) == [None], dropped
+    code, out, _ = cli(capsys, "tiles", str(fm_model), *logged)
+    assert "no longer in the plan of lattice" in out and "`gc` removes it" in out, out
 
     # A workload file wins over the log; a missing file is bad input, exit 2.
     workload = tmp_path / "workload.yaml"

@@ -404,3 +404,10 @@ def test_the_shell_escapes_and_marks_the_current_page() -> None:
     html = shell(PAGES[1], needs_token=False)
     assert '<a href="/ui/lattices" aria-current="page">Lattices</a>' in html
     assert html.count("aria-current") == 1 and 'data-poll-ms="10000"' in html
+
+
+def test_a_tile_dropped_from_its_plan_says_gc_removes_it() -> None:
+    reason = "no longer in the plan of lattice 'star'"
+    row = row_of(tiles_html([tile(dropped=reason)], []), "mvlattice.star_1")
+    assert f"<small>{reason.replace(chr(39), '&#x27;')}: gc removes it</small>" in row
+    assert "gc removes it" not in row_of(tiles_html([tile()], []), "mvlattice.star_1")

@@ -82,7 +82,10 @@ def _what(e: Entry) -> str:
 
 def _error(e: Entry) -> str:
     error = e.get("last_error")
-    return f'<br><small class="error">{esc(error)}</small>' if error else ""
+    shown = f'<br><small class="error">{esc(error)}</small>' if error else ""
+    if e.get("dropped"):  # still answers queries, until `gc` removes it
+        shown += f"<br><small>{esc(e['dropped'])}: gc removes it</small>"
+    return shown
 
 
 def _versions(built: Mapping[str, Any], now: Mapping[str, Any]) -> str:
