@@ -116,3 +116,16 @@ def test_a_matched_tile_is_called_stale_or_not_built_as_it_is() -> None:
     missing, action = headline("NOT_AVAILABLE")
     assert missing == "3 queries matched tile mvlattice.t, which is not built"
     assert action == "materialize tile mvlattice.t"
+
+
+def test_the_fragment_lists_a_merged_elements_parts_and_counts_one_query_as_one() -> None:
+    doc = {"model": "shop", **advice().to_json()}
+    group = doc["groups"][0]
+    group["distinct"] = 1
+    first = "3 queries missed tile t because it lacks column colour"
+    group["parts"] = [{"headline": first}, {"headline": "2 queries missed tile t: max(amount)"}]
+    html = advice_html([doc])
+    assert "<summary>1 distinct query</summary>" in html
+    assert f'<ul class="parts"><li>{first}</li>' in html
+    group["parts"] = group["parts"][:1]
+    assert 'class="parts"' not in advice_html([doc])

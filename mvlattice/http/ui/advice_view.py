@@ -36,11 +36,21 @@ def _model(doc: Mapping[str, Any]) -> str:
 def _group(g: Mapping[str, Any]) -> str:
     change = g.get("change") or {}
     examples = "".join(sql_block(sql) for sql in g.get("examples") or ())
+    distinct = g.get("distinct")
     return (
-        f'<div class="advice-group"><h3>{esc(g.get("headline", ""))}</h3>'
+        f'<div class="advice-group"><h3>{esc(g.get("headline", ""))}</h3>{_parts(g)}'
         f"<p>{esc(change.get('action', ''))}: add under lattice "
         f"{code(change.get('lattice', ''))} <code>tiles:</code></p>"
         f'<pre class="yaml">{esc(change.get("yaml", ""))}</pre>'
-        f"<details><summary>{count(g.get('distinct'))} distinct queries</summary>"
-        f"{examples}</details></div>"
+        f"<details><summary>{count(distinct)} distinct "
+        f"{'query' if distinct == 1 else 'queries'}</summary>{examples}</details></div>"
     )
+
+
+def _parts(g: Mapping[str, Any]) -> str:
+    """The groups one element answers together (`advise` merges groups for one tile)."""
+    parts = g.get("parts") or ()
+    if len(parts) < 2:
+        return ""
+    items = "".join(f"<li>{esc(p.get('headline', ''))}</li>" for p in parts)
+    return f'<ul class="parts">{items}</ul>'
