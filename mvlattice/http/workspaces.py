@@ -17,6 +17,7 @@ from mvlattice.engine.acceptance import analyze
 from mvlattice.errors import ConflictError, MvlatticeError, NotFoundError, UsageError
 from mvlattice.http.backend import Answer, Rewritten, SparkWork
 from mvlattice.http.jobs import Scope
+from mvlattice.http.plans import Plans
 from mvlattice.http.render import (
     answer_of,
     lattice_document,
@@ -55,8 +56,7 @@ class WorkspaceBackend:
         self._describers: dict[str, Callable[[str], StructType]] = {}
         self._acceptors: dict[str, Callable[[str], None]] = {}
         self._ready = False
-        self._plans: dict[tuple[str, str], dict[str, Any]] = {}
-        self._plan_lock = threading.Lock()
+        self._plans = Plans(self._plan_lattice)
         self._readers: dict[int, Any] = {}  # id(workspace) -> TableReader (cached by version)
 
     def start(self) -> None:
@@ -222,7 +222,16 @@ class WorkspaceBackend:
         owner, lat = self._lattice(name, model)
         doc = lattice_document(lat, owner)
         if plan:
-            doc["plan"] = self._plan(owner, lat)
+            doc["plan"] = self._plans.plan((owner, lat.name))
+        return doc
+
+    def lattice_now(self, name: str, model: str | None, wait: float = 5.0) -> dict[str, Any]:
+        """`lattice` with its plan when it is ready within `wait` seconds, else with
+        `planning`: what the planner, busy in a thread of its own, does now."""
+        owner, lat = self._lattice(name, model)
+        doc = lattice_document(lat, owner)
+        found = self._plans.plan_or_progress((owner, lat.name), wait)
+        doc["planning" if isinstance(found, str) else "plan"] = found
         return doc
 
     def tiles(self, model: str | None, lattice: str | None) -> list[dict[str, Any]]:
@@ -299,8 +308,7 @@ class WorkspaceBackend:
             else:
                 result = ws.materialize(scope.lattice)
         finally:
-            with self._plan_lock:
-                self._plans.clear()  # a build may have changed statistics and the stored plan
+            self._plans.forget()  # a build may have changed statistics and the stored plan
         return bool(result.ok), result.to_json()
 
     # -- lookup --------------------------------------------------------------------------------
@@ -324,15 +332,9 @@ class WorkspaceBackend:
                              "add ?model=")  # fmt: skip
         return found[0]
 
-    def _plan(self, owner: str, lat: Lattice) -> dict[str, Any]:
-        key = (owner, lat.name)
-        with self._plan_lock:
-            if key in self._plans:
-                return self._plans[key]
-        plan = plan_summary(self.workspaces[owner].plan(lattice=lat.name))
-        with self._plan_lock:
-            self._plans[key] = plan
-        return plan
+    def _plan_lattice(self, key: tuple[str, str], say: Callable[[str], None]) -> dict[str, Any]:
+        owner, lattice = key
+        return plan_summary(self.workspaces[owner].plan(lattice=lattice, progress=say))
 
     def _first(
         self,

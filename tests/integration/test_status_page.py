@@ -136,6 +136,7 @@ def test_the_lattices_page_draws_the_star_and_the_tile_lattice(page) -> None:
     assert star.locator("g.table.fact").count() == 1 and star.locator("g.table.dim").count() == 1
     assert star.locator("line.join").count() == 1
     tiles = section.locator("svg.tiles")
+    tiles.wait_for()  # once planned: until then the section says what planning does
     assert tiles.locator("g.view").count() == 2 and tiles.locator("line.edge").count() == 1
     assert "category, year" in tiles.locator("g[data-view='t1']").text_content()
     assert star.bounding_box()["width"] > 100 and tiles.bounding_box()["height"] > 100

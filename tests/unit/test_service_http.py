@@ -92,6 +92,9 @@ class FakeBackend:
             raise NotFoundError(f"no lattice '{name}'; lattices: star")
         return {"name": "star", "plan": {"tiles": []} if plan else None}
 
+    def lattice_now(self, name: str, model: str | None) -> dict[str, Any]:
+        return self.lattice(name, model, True)
+
     def tiles(self, model: str | None, lattice: str | None) -> list[dict[str, Any]]:
         return [{"name": "shop.t1", "status": "fresh"}]
 

@@ -67,8 +67,8 @@ def _coverage(plan: Mapping[str, Any]) -> str:
     )
     return (
         f'<p class="meta">coverage of the workload: {covered["share"]:.1%} of its weight '
-        f"({covered['answered']} of {covered['queries']} statements); rows read "
-        f"{count(covered['rows_before'])} → {count(covered['rows_after'])}; "
+        f"({covered['answered']} of {covered['queries']} statements); the statements read "
+        f"{count(covered['rows_before'])} → {count(covered['rows_after'])} rows; "
         f"tiles take {size(plan.get('bytes'))}</p>"
         f'<p class="meta">as tiles are added: {esc(curve)}</p>'
     )
@@ -77,13 +77,19 @@ def _coverage(plan: Mapping[str, Any]) -> str:
 def _plan(doc: Mapping[str, Any]) -> str:
     if doc.get("plan_error"):
         return f'<p class="error">no plan: {esc(doc["plan_error"])}</p>'
+    if doc.get("planning"):
+        return (
+            f'<p class="meta planning">planning its tiles, {esc(doc["planning"])} '
+            "(the plan shows here when it is ready)</p>"
+        )
     graph = graph_of(doc)
     if graph is None:
         return '<p class="empty">no plan</p>'
     plan = doc["plan"]
     cost = (
-        f'<p class="meta">{count(plan.get("rows"))} rows at full detail; cost '
-        f"{count(plan.get('cost_before'))} → {count(plan.get('cost_after'))} rows read</p>"
+        f'<p class="meta">{count(plan.get("rows"))} rows at full detail; the planned-for '
+        f"group-bys read {count(plan.get('cost_before'))} → {count(plan.get('cost_after'))} "
+        "rows</p>"
     )
     cost += _coverage(plan)
     rows = [

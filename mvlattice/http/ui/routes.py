@@ -116,12 +116,13 @@ def _fragment_routes(app: FastAPI, service: Service) -> None:
 
 
 def _lattices(service: Service) -> list[dict[str, Any]]:
-    """Every lattice with its plan; a lattice whose planning fails says why instead."""
+    """Every lattice with its plan, or what its planning does now; a lattice whose planning
+    fails says why instead."""
     docs = []
     for listed in service.backend.lattices(None):
         name, model = listed["name"], listed.get("model")
         try:
-            docs.append(service.backend.lattice(name, model, True))
+            docs.append(service.backend.lattice_now(name, model))  # never waits minutes
         except MvlatticeError as exc:
             docs.append({**listed, "plan_error": one_line(exc)})
     return docs
