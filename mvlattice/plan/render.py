@@ -227,8 +227,8 @@ def coverage_lines(coverage: Coverage) -> list[str]:
     before, after = coverage.rows_before, coverage.rows_after
     lines = [
         f"Coverage ({what}): {coverage.share:.1%} of the workload's weight answered from tiles "
-        f"({answered} of {plural(len(coverage.queries), 'statement')}); rows read "
-        f"{before:,.0f} -> {after:,.0f}"
+        f"({answered} of {plural(len(coverage.queries), 'statement')}); the statements read "
+        f"{before:,.0f} -> {after:,.0f} rows"
     ]
     if coverage.curve:
         rows = [
@@ -288,7 +288,9 @@ def _one_line(sql: str, width: int) -> str:
 def _cost_line(plan: LatticePlan) -> str:
     before, after = plan.cost_before, plan.cost_after
     saved = f" ({1 - after / before:.1%} less)" if before > 0 else ""
-    return f"Total cost: {before:,.0f} -> {after:,.0f} rows read{saved}"
+    # HRU96's cost: what the group-bys planned for read, by weight — not the coverage line's
+    # rows, which the workload's statements read (issue 36: two "rows read" totals confused)
+    return f"Total cost: the planned-for group-bys read {before:,.0f} -> {after:,.0f} rows{saved}"
 
 
 @dataclass(frozen=True, slots=True)
