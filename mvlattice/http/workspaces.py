@@ -27,6 +27,7 @@ from mvlattice.http.render import (
 from mvlattice.lattice.lattice import Lattice
 from mvlattice.mvrewrite.closest import miss_reason
 from mvlattice.sandbox.sandbox import Sandbox
+from mvlattice.serving.decide import explain_miss
 from mvlattice.serving.pipeline import Pending, answer_on_spark, answer_without_spark
 from mvlattice.serving.request import Request
 from mvlattice.workspace import Workspace
@@ -152,8 +153,7 @@ class WorkspaceBackend:
         request = pending.request
         if not request.rewrite or pending.decision.result.rewritten:
             return ""
-        explained = ws.rewrite(request.sql, explain=True, tree=request.tree,
-                               accept=self._acceptor(name, ws))  # fmt: skip
+        explained = explain_miss(ws, request.sql, request.tree)
         return "" if explained.rewritten else miss_reason(explained)
 
     def query_kept(self, sql: str, rewrite: bool, limit: int, model: str | None) -> Answer | None:

@@ -45,6 +45,14 @@ def decide_rewrite(
     return Decision(result, availability)
 
 
+def explain_miss(host: Host, sql: str, tree: exp.Query | None = None) -> RewriteResult:
+    """A query the pipeline decided not to rewrite (Spark accepted it then), rewritten again
+    with every view's reason: what its client is told. An explanation, not a decision, so it
+    is not counted among the pipeline's rewrite runs (one per rewriting request)."""
+    context, availability = host.serving.catalog.rewrite_views()
+    return rewrite(sql, context, availability, True, tree=tree)
+
+
 def decide_plain(sql: str, tree: exp.Query | None) -> Decision:
     """A query run as written: only queries (anything else is a UsageError / SqlError)."""
     if tree is None:
