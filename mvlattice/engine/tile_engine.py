@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -57,6 +58,10 @@ class TileEngine:
         self._lock = threading.Lock()
         self._plans: OrderedDict[tuple, _Plan | Refusal] = OrderedDict()
         self._watchdog = Watchdog()
+        # One cursor per thread, its tiles registered once: registering costs more than many
+        # a query on a small tile.
+        self._local = threading.local()
+        self._cursors: weakref.WeakSet[Any] = weakref.WeakSet()  # a thread's goes with it
 
     def answer(
         self,
@@ -78,11 +83,33 @@ class TileEngine:
             return unfit
         # `describe` is part of the key: the sandbox's check must not be skipped for SQL that
         # another describer (the workspace's own session) approved.
-        versions = tuple(sorted((name, snap.version) for name, snap in approved.items()))
-        plan = self._plan((sql, versions, describe), sql, approved, describe)
+        plan = self._plan((sql, _versions(approved), describe), sql, approved, describe)
         if isinstance(plan, Refusal):
             return plan
         return self._run(plan, approved, limit, timeout, cancel)
+
+    def plan_made(
+        self, sql: str, approved: Mapping[str, ApprovedSnapshot], describe: Describe
+    ) -> tuple[Transpiled, StructType] | None:
+        """The DuckDB SQL and Spark schema `answer` made for `sql` over these snapshots through
+        `describe`, if it made them (a template binds its literals into them)."""
+        with self._lock:
+            found = self._plans.get((sql, _versions(approved), describe))
+        return None if found is None or isinstance(found, Refusal) else (found.transpiled,
+                                                                          found.schema)  # fmt: skip
+
+    def answer_planned(
+        self,
+        transpiled: Transpiled,
+        schema: StructType,
+        approved: Mapping[str, ApprovedSnapshot],
+        limit: int | None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        cancel: threading.Event | None = None,
+    ) -> LocalAnswer | Refusal:
+        """`answer` for a query planned before (a template's, its literals bound anew)."""
+        return self._run(_Plan(transpiled, schema), approved, limit, timeout, cancel)
 
     def decide(self, sql: str, approved: Mapping[str, ApprovedSnapshot]) -> Refusal | None:
         """Whether `answer` would answer (None) or why Spark must, without running anything
@@ -163,12 +190,15 @@ class TileEngine:
     ) -> LocalAnswer | Refusal:
         import duckdb
 
-        cursor = self._database().cursor()
+        cursor, registered = self._cursor()
         watch = self._watchdog.watch(cursor, timeout, cancel)
         try:
             for i, (name, snap) in enumerate(sorted(approved.items())):
                 if name in plan.transpiled.tables:
-                    cursor.register(f"tile_{i}", self.cache.table(snap.location, snap.version))
+                    table = self.cache.table(snap.location, snap.version)
+                    if registered.get(f"tile_{i}") is not table:
+                        cursor.register(f"tile_{i}", table)
+                        registered[f"tile_{i}"] = table
             relation = cursor.sql(plan.transpiled.sql)
             types = [str(t) for t in relation.types]
             rows = (relation.limit(limit) if limit is not None else relation).fetchall()
@@ -180,11 +210,20 @@ class TileEngine:
             return Refusal(f"DuckDB failed ({first_line(exc)}); Spark answers instead")
         finally:
             self._watchdog.done(watch)
-            cursor.close()
         converted = spark_rows(rows, types, plan.schema)
         if isinstance(converted, Refusal):
             return converted
         return LocalAnswer(tuple(plan.schema.names), tuple(converted))
+
+    def _cursor(self) -> tuple[Any, dict[str, Any]]:
+        """This thread's cursor on the database, and the tables registered in it by name."""
+        database = self._database()
+        local = self._local
+        if getattr(local, "database", None) is not database:
+            local.database, local.cursor, local.registered = database, database.cursor(), {}
+            with self._lock:
+                self._cursors.add(local.cursor)
+        return local.cursor, local.registered
 
     def _database(self) -> Any:  # noqa: ANN401 - duckdb.DuckDBPyConnection, imported lazily
         with self._lock:
@@ -202,8 +241,15 @@ class TileEngine:
 
     def close(self) -> None:
         with self._lock:
+            for cursor in list(self._cursors):
+                cursor.close()
+            self._cursors.clear()
             if self._db is not None:
                 self._db.close()
                 self._db = None
         self.cache.clear()
         self.answers.clear()
+
+
+def _versions(approved: Mapping[str, ApprovedSnapshot]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((name, snap.version) for name, snap in approved.items()))

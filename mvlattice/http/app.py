@@ -127,8 +127,10 @@ def _query_routes(app: FastAPI, service: Service) -> None:
         cancel = threading.Event()
 
         def local() -> tuple[Answer, bytes] | SparkWork:
-            tree = check_query(req.sql)  # what text alone refuses never takes a query slot
-            out = backend.query_local(req.sql, req.rewrite, limit, req.model, cancel, tree)
+            # What text alone refuses never takes a query slot: the backend checks the text
+            # unless its template (checked before) answers it.
+            out = backend.query_local(req.sql, req.rewrite, limit, req.model, cancel,
+                                      check=check_query)  # fmt: skip
             if isinstance(out, SparkWork):
                 return out
             return out, answer_bytes(out, limit, started, max_bytes)

@@ -84,10 +84,12 @@ class Backend(Protocol):
         model: str | None,
         cancel: threading.Event | None = None,
         tree: exp.Query | None = None,
+        check: Callable[[str], exp.Query | None] | None = None,
     ) -> Answer | SparkWork:
         """The answer when no Spark job is needed (the tile engine), else the decided query
         as SparkWork: answers from tiles never wait behind Spark jobs. `tree`: `sql` as the
-        service's check parsed it (the pipeline then parses nothing)."""
+        service's check parsed it (the pipeline then parses nothing); `check`: that check,
+        for the backend to run unless the text's template answers it (no parse at all)."""
         ...
 
     def lattices(self, model: str | None) -> list[dict[str, Any]]: ...

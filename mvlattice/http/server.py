@@ -101,6 +101,12 @@ class Runtime:
             "mvlattice_kept_answers_bytes": lambda: sum(e.answers.bytes for e in engines),
             "mvlattice_kept_answers_served_total": lambda: sum(e.answers.hits for e in engines),
             "mvlattice_kept_answers_dropped_total": lambda: sum(e.answers.dropped for e in engines),
+            "mvlattice_template_hits_total": lambda: sum(
+                ws.serving.templates.hits for ws in self.workspaces.values()
+            ),
+            "mvlattice_template_misses_total": lambda: sum(
+                ws.serving.templates.misses for ws in self.workspaces.values()
+            ),
             # Rewrites the serving pipeline ran: one per request that rewrites, whichever
             # engine answers (a Spark-answered query is not rewritten a second time).
             "mvlattice_rewrite_runs_total": lambda: sum(

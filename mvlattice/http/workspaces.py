@@ -29,7 +29,7 @@ from mvlattice.mvrewrite.closest import miss_reason
 from mvlattice.sandbox.sandbox import Sandbox
 from mvlattice.serving.decide import explain_miss
 from mvlattice.serving.pipeline import Pending, answer_on_spark, answer_without_spark
-from mvlattice.serving.request import Request
+from mvlattice.serving.request import Check, Request
 from mvlattice.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -110,6 +110,7 @@ class WorkspaceBackend:
         limit: int,
         cancel: threading.Event | None,
         tree: exp.Query | None = None,
+        check: Check | None = None,
     ) -> Request:
         """A client's query as the serving pipeline takes it: one row more than `limit` (to
         say whether there were more), run and described in the model's sandbox."""
@@ -120,7 +121,7 @@ class WorkspaceBackend:
         return Request(sql=sql, rewrite=rewrite, limit=limit + 1, tree=tree, engine=self.engine,
                        runner=run, describe=self._describer(name, ws),
                        accept=self._acceptor(name, ws), timeout=self.query_timeout,
-                       cancel=cancel)  # fmt: skip
+                       cancel=cancel, check=check)  # fmt: skip
 
     def query_local(
         self,
@@ -130,12 +131,16 @@ class WorkspaceBackend:
         model: str | None,
         cancel: threading.Event | None = None,
         tree: exp.Query | None = None,
+        check: Check | None = None,
     ) -> Answer | SparkWork:
         """The tile engine's answer, else the query decided (rewritten once) as SparkWork for
         one of the service's Spark query slots: answers from tiles never wait behind Spark
-        jobs. Nothing runs on Spark here, and no hit is counted for SparkWork until it runs."""
+        jobs. Nothing runs on Spark here, and no hit is counted for SparkWork until it runs.
+        `check`: the service's check of the text, run unless a template answers it."""
+        if check is not None and model is None and len(self.workspaces) > 1:
+            tree, check = check(sql) or tree, None  # choosing the model rewrites: check first
         name, ws = self._query_model(sql, rewrite, model)
-        request = self._request(name, ws, sql, rewrite, limit, cancel, tree)
+        request = self._request(name, ws, sql, rewrite, limit, cancel, tree, check)
         outcome = answer_without_spark(ws, request)
         if isinstance(outcome, Pending):
             miss = self._miss(name, ws, outcome)

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 ENGINES = ("auto", "spark")  # who may answer: auto (the tile engine when it can) | spark
 # Runs the SQL a query comes to on Spark: (sql, row limit) -> (columns, rows).
 Runner = Callable[[str, int | None], tuple[list[str], list[tuple[Any, ...]]]]
+# An edge's check of a client's text (raises what it refuses); the parsed tree, or None.
+Check = Callable[[str], "exp.Query | None"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +44,9 @@ class Request:
     timeout: float | None = None  # seconds the tile engine may run (None: its default)
     cancel: threading.Event | None = None
     explain: bool = False  # each view's outcome for the query, in its RewriteResult
+    # The edge's check of the text, run after the kept answer and the template steps: a text
+    # of a template the check passed before is not parsed again.
+    check: Check | None = None
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:

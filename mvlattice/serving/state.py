@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mvlattice.serving.catalog import ServingCatalog
+from mvlattice.serving.templates import Templates
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -37,6 +38,7 @@ class ServingState:
         self.model = model
         self.catalog = ServingCatalog(spark, model, warehouse)
         self.rewrite_count = RewriteCount()
+        self.templates = Templates()
         self._tile_engine: TileEngine | None = None
         self._acceptance: Acceptance | None = None
         self._lock = threading.Lock()

@@ -45,12 +45,25 @@ _TOKENIZER = Spark().tokenizer_class()
 def literal_free_key(sql: str) -> str | None:
     """The text's shape with compared literals as typed placeholders, or None when it cannot
     be stated safely (then only the exact text stands for itself)."""
+    found = _shape(sql)
+    return None if found is None else found[0]
+
+
+def literal_free_slots(sql: str) -> list[tuple[str, str]] | None:
+    """The literals `literal_free_key` takes out, in order: ("string", contents) or
+    ("number", as written); None when it gives no key."""
+    found = _shape(sql)
+    return None if found is None else found[1]
+
+
+def _shape(sql: str) -> tuple[str, list[tuple[str, str]]] | None:
     try:
         tokens = _TOKENIZER.tokenize(sql)
     except (SqlglotError, ValueError, IndexError, KeyError, RecursionError):
         return None
     tokens = [t for i, t in enumerate(tokens) if i == 0 or t.start != tokens[i - 1].start]
     parts: list[str] = []
+    slots: list[tuple[str, str]] = []
     end = -1
     in_lists: list[bool] = []  # per open bracket: whether it opened an IN list
     for i, token in enumerate(tokens):
@@ -64,6 +77,8 @@ def literal_free_key(sql: str) -> str | None:
         placeholder = _placeholder(token, raw) if _compared(tokens, i, in_lists) else None
         if placeholder is not None and _ends(after, in_lists):
             parts.append(placeholder)
+            number = token.token_type == TokenType.NUMBER
+            slots.append(("number", raw) if number else ("string", token.text))
         else:
             parts.append(raw)
         if token.token_type == TokenType.L_PAREN:
@@ -73,7 +88,7 @@ def literal_free_key(sql: str) -> str | None:
         end = token.end
     if _GAP.fullmatch(sql[end + 1 :]) is None:
         return None
-    return "".join(parts)
+    return "".join(parts), slots
 
 
 def _compared(tokens: list[Token], i: int, in_lists: list[bool]) -> bool:

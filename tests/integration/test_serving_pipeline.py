@@ -101,14 +101,16 @@ def test_a_new_binding_of_an_accepted_shape_needs_no_analysis_of_its_own(
         f"select p.category, sum(s.units) as units {JOIN} where t.the_year = {{}} "
         "group by p.category"
     )
-    acceptance = shop.serving.acceptance
+    acceptance, templates = shop.serving.acceptance, shop.serving.templates
     first = shop.query(shaped.format(2020))
-    analyses, hits = acceptance.analyses, acceptance.shape_hits
+    analyses, hits, bound = acceptance.analyses, acceptance.shape_hits, templates.hits
     for year in (2021, 2022, 1999):
         sql = shaped.format(year)
         answer = shop.query(sql)
         assert Counter(answer.rows) == answer_of(spark, sql)
-    assert (acceptance.analyses, acceptance.shape_hits) == (analyses, hits + 3)
+    # each accepted for its shape, or answered from its template (accepted with its shape)
+    assert acceptance.analyses == analyses
+    assert (acceptance.shape_hits - hits) + (templates.hits - bound) == 3
     assert first.rewrite.rewritten
     other_shape = shaped.format("2020 + 1")
     assert Counter(shop.query(other_shape).rows) == answer_of(spark, other_shape)
@@ -118,3 +120,37 @@ def test_a_new_binding_of_an_accepted_shape_needs_no_analysis_of_its_own(
     assert rejected != shaped.format(2021)
     with pytest.raises(SqlError):
         shop.query(rejected)
+
+
+TEMPLATE = (
+    f"select p.category, t.the_year, sum(s.units) as units {JOIN} "
+    "where t.the_year in ({}) and p.category <> {} group by p.category, t.the_year "
+    "order by p.category, t.the_year, units limit {}"
+)
+
+
+def test_a_new_binding_of_a_template_is_neither_parsed_nor_rewritten(
+    spark, shop: Workspace, parses: Counter
+) -> None:
+    """Over HTTP: the first text of a template is parsed and rewritten once; later texts of
+    the template (other years, in another order or repeated, another category, another LIMIT)
+    are answered by binding their literals — no parse, no rewrite — with Spark's rows over
+    the base tables; a literal of another shape (a digit in the category) is decided afresh."""
+    backend = WorkspaceBackend({"shop": shop}, query_timeout=60)
+    backend.start()
+    templates = shop.serving.templates
+    bindings = [("2020, 2021", "'Books'", 10, False), ("2021, 2020, 2021", "'Toys'", 3, True),
+                ("2019, 2022", "'Games'", 1, True), ("2022, 2019", "'Books'", 50, True),
+                ("2020, 2021", "'Books 2'", 10, False)]  # fmt: skip
+    with TestClient(create_app(Service(backend, Settings())), base_url="http://localhost") as c:
+        for years, category, limit, bound in bindings:
+            text = TEMPLATE.format(years, category, limit)
+            rewrites, hits = shop.serving.rewrite_count.value, templates.hits
+            reply = c.post("/v1/query", json={"sql": text})
+            doc = reply.json()
+            assert reply.status_code == 200, doc
+            assert (doc["rewritten"], doc["engine"]) == (True, "local")
+            assert [tuple(r) for r in doc["rows"]] == [tuple(r) for r in spark.sql(text).collect()]
+            assert templates.hits - hits == int(bound), text
+            assert shop.serving.rewrite_count.value - rewrites == int(not bound), text
+            assert parses[text] == int(not bound), text

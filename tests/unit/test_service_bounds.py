@@ -157,9 +157,12 @@ class TileLaneBackend(SlowBackend):
     the tile engine (`query_local`), every other one is left to Spark."""
 
     def query_local(self, sql: str, rewrite: bool, limit: int, model: str | None,
-                    cancel: Any = None, tree: Any = None) -> Answer | SparkWork:  # fmt: skip
+                    cancel: Any = None, tree: Any = None,
+                    check: Any = None) -> Answer | SparkWork:  # fmt: skip
         if "tile_answerable" not in sql:
-            return super().query_local(sql, rewrite, limit, model, cancel)
+            return super().query_local(sql, rewrite, limit, model, cancel, check=check)
+        if check is not None:
+            check(sql)
         answer = FakeBackend.query(self, sql, rewrite, limit, model)
         return Answer(model=answer.model, columns=answer.columns, rows=answer.rows,
                       truncated=answer.truncated, rewritten=True, materializations=("t",),

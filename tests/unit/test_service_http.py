@@ -81,7 +81,10 @@ class FakeBackend:
         model: str | None,
         cancel: Any = None,
         tree: Any = None,
+        check: Any = None,
     ) -> Answer | SparkWork:
+        if check is not None:
+            check(sql)  # the service's SQL gate, as the real backend runs it
         return SparkWork(lambda: self.query(sql, rewrite, limit, model, cancel))
 
     def lattices(self, model: str | None) -> list[dict[str, Any]]:
