@@ -53,7 +53,8 @@ goes to that server: the ad-hoc phase needs one serving the ad-hoc model (left b
                                [--no-baseline] [--mixed [--hostile-share 0.25]]
                                [--engines [--spark-share 0.25]
                                 [--phase both|tiles|mixed|unique|adhoc|all]
-                                [--templates 64] [--check 300] [--server-pid PID]]
+                                [--templates 64] [--check 300] [--literal-seed N]
+                                [--server-pid PID]]
 """
 
 from __future__ import annotations
@@ -1157,7 +1158,8 @@ def run_adhoc(args: argparse.Namespace, url: str, token: str | None, pid: int | 
     """`mvlattice.proof.adhoc`'s traffic from --clients clients for --seconds (one generator
     for all: no text is sent twice), then --check answers asked again on Spark."""
     say("reading the dimension values and the dates from the data (Spark) …")
-    traffic = adhoc.AdhocTraffic(asyncio.run(read_domain(url, token)), ADHOC_SEED, args.templates)
+    domain = asyncio.run(read_domain(url, token))
+    traffic = adhoc.AdhocTraffic(domain, ADHOC_SEED, args.templates, args.literal_seed)
     kinds: Counter[str] = Counter()
 
     def pick(_rng: random.Random | None = None) -> tuple[str, str]:
@@ -1410,6 +1412,13 @@ def main() -> int:
     )
     parser.add_argument(
         "--templates", type=int, default=64, help="with --phase adhoc: query shapes (64)"
+    )
+    parser.add_argument(
+        "--literal-seed",
+        type=int,
+        default=None,
+        help="with --phase adhoc: another seed for the literals (the same shapes, other texts: "
+        "a second run against a server kept warm with --keep)",
     )
     parser.add_argument(
         "--check", type=int, default=300, help="with --phase adhoc: answers checked on Spark"

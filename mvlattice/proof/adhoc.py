@@ -328,8 +328,12 @@ class AdhocTraffic:
     """New query texts from `count` templates: a template at random, then new literals; a
     text seen before is drawn again (so no kept answer can serve it)."""
 
-    def __init__(self, domain: Domain, seed: int, count: int = 64) -> None:
-        self.domain, self.rng = domain, random.Random(seed)
+    def __init__(
+        self, domain: Domain, seed: int, count: int = 64, literal_seed: int | None = None
+    ) -> None:
+        """`literal_seed`: other literals for the same templates (default: `seed`)."""
+        self.domain = domain
+        self.rng = random.Random(seed if literal_seed is None else literal_seed)
         self.templates = templates(random.Random(seed), count)
         self.seen: set[str] = set()
 
