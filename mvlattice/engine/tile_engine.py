@@ -210,6 +210,8 @@ class TileEngine:
             return Refusal(f"DuckDB failed ({first_line(exc)}); Spark answers instead")
         finally:
             self._watchdog.done(watch)
+            if watch.why:  # interrupted, perhaps after the run: the next query gets a new cursor
+                self._local.database = None
         converted = spark_rows(rows, types, plan.schema)
         if isinstance(converted, Refusal):
             return converted

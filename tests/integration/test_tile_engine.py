@@ -202,6 +202,11 @@ def test_a_query_past_its_deadline_is_cancelled(spark, golden) -> None:
     engine = TileEngine(FastPath())
     with pytest.raises(QueryTimeoutError, match="cancelled after 0.3 s"):
         engine.answer(sql, {f"{DB}.wide": snap}, lambda t: spark.sql(t).schema, timeout=0.3)
+    # The thread's next query is answered in full (its cursor was interrupted, not this one).
+    small = f"SELECT COUNT(*) AS c FROM {DB}.wide"
+    answer = engine.answer(small, {f"{DB}.wide": snap}, lambda t: spark.sql(t).schema)
+    assert not isinstance(answer, Refusal), answer
+    assert answer.rows == tuple(tuple(r) for r in spark.sql(small).collect())
 
 
 def test_a_row_limit_cuts_the_answer(engine, spark, golden) -> None:
