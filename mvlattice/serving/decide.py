@@ -3,7 +3,7 @@ freshness allows right now."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mvlattice.mvrewrite.rewriter import RewriteResult, rewrite
@@ -35,13 +35,19 @@ def decide_rewrite(
     use_index: bool = True,
     tree: exp.Query | None = None,
     accept: Analyze | None = None,
+    written: str | None = None,
 ) -> Decision:
     """Only a query Spark accepts as written is rewritten: sqlglot reads, and writes back as
-    valid SQL, text Spark rejects (SqlError with Spark's reason)."""
-    host.serving.acceptance.check(sql, accept or host.analyze, literal_free_key)
+    valid SQL, text Spark rejects (SqlError with Spark's reason). `written`: the client's text
+    when `sql` is its template's form (IN lists in order): Spark judges the text as written,
+    and a query not rewritten stays as written."""
+    as_written = sql if written is None else written
+    host.serving.acceptance.check(as_written, accept or host.analyze, literal_free_key)
     context, availability = host.serving.catalog.rewrite_views()
     host.serving.rewrite_count.add()
     result = rewrite(sql, context, availability, explain, use_index, tree=tree)
+    if not result.rewritten and as_written != sql:
+        result = replace(result, sql=as_written)
     return Decision(result, availability)
 
 

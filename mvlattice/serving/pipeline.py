@@ -106,7 +106,7 @@ def _decide(
     sql = request.sql if templated is None else templated.bound.canonical
     tree = tree if sql == request.sql else None
     decision = decide_rewrite(host, sql, explain=request.explain, use_index=request.use_index,
-                              tree=tree, accept=request.accept)  # fmt: skip
+                              tree=tree, accept=request.accept, written=request.sql)  # fmt: skip
     if decision.availability is not None and decision.result.rewritten:
         # Spark's analyzer must know the tiles read, built by another process too: the tile
         # engine types its answer as Spark types the same SQL.
